@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# stag: out-of-tree build, provider, tests.
+#
+#   make                 build stag.ko against KDIR
+#   make provider        build the libibverbs provider
+#   make install         install module, provider and driver file on this host
+#   make demo            boot a guest, create stag0, show it
+#   make check           install what is needed, build, run every test
+#   make kunit           run the KUnit suites (ARCH=um default, or x86_64)
+#   make style           checkpatch over the tree
+#   make bench           benchmarks against rdma_rxe
+
+VM_KERNEL := tools/testing/vm/kernel
+HOST_KDIR := /lib/modules/$(shell uname -r)/build
+# A host with its own headers builds for itself; elsewhere the module is
+# built for the Debian kernel the guests run.
+KDIR ?= $(if $(wildcard $(HOST_KDIR)/Makefile),$(HOST_KDIR),$(shell $(VM_KERNEL) --kdir))
+STAG_DIR := drivers/infiniband/sw/stag
+
+PREFIX ?= /usr
+DESTDIR ?=
+
+.PHONY: all module provider tests install demo check kunit style bench clean
+
+all: module provider
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+provider:
+	$(MAKE) -C tools/provider
+
+tests:
+	$(MAKE) -C tools/testing/selftests
+
+install: module provider
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	depmod -a
+	$(MAKE) -C tools/provider install DESTDIR=$(DESTDIR)
+
+# Targets that run in the guest build the module for the guest's kernel,
+# whatever the host has.
+vm-build:
+	$(MAKE) module KDIR=$$($(VM_KERNEL) --kdir)
+	$(MAKE) provider tests
+
+demo: vm-build
+	tools/testing/vm/run -- sh -c 'rdma link show; ibv_devinfo -v -d stag0'
+
+check:
+	tools/testing/check
+
+kunit:
+	tools/testing/kunit/run $(if $(ARCH),--arch=$(ARCH))
+
+style:
+	tools/testing/style
+
+bench: vm-build
+	tools/bench/run
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C tools/provider clean
+	$(MAKE) -C tools/testing/selftests clean

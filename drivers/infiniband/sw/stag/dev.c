@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Creation and removal of stag devices.
+ *
+ * Devices are created by rdma link add (stag_dev_add) and removed by the
+ * ib core, from rdma link delete, from netdev unregistration (queued) or
+ * from module unload (stag_dev_remove_all). Whatever the path, the core
+ * calls stag_dev_dealloc() exactly once, and that is where a device leaves
+ * stag_devices.
+ */
+
+#include <linux/if_arp.h>
+#include <linux/rtnetlink.h>
+#include <linux/string.h>
+#include <net/addrconf.h>
+#include <kunit/visibility.h>
+#include <rdma/stag-abi.h>
+
+#include "dev.h"
+#include "pd.h"
+#include "verbs.h"
+
+/*
+ * The netdev notifier looks devices up under rtnl, and registering a
+ * device takes rtnl inside the core (RoCE GID rescan), so the list is
+ * guarded by a spinlock that is never held across a call into the core.
+ * stag_link_mutex serialises rdma link add, so that two adds for the same
+ * netdev or name cannot both pass their checks.
+ */
+static LIST_HEAD(stag_devices);
+static DEFINE_SPINLOCK(stag_devices_lock);
+static DEFINE_MUTEX(stag_link_mutex);
+
+/**
+ * stag_dev_check_name() - check a name given to rdma link add
+ * @name: the requested ib_device name
+ *
+ * The provider finds stag devices by their name prefix, and a name with a
+ * '%' would be expanded by the core into something else.
+ *
+ * Return: 0, or -EINVAL for a name that is not "stag" plus at least one
+ * character, is too long, or has a '%' or '/'.
+ */
+VISIBLE_IF_KUNIT int stag_dev_check_name(const char *name)
+{
+	size_t prefix = strlen(STAG_DEVICE_NAME_PREFIX);
+	size_t len = strnlen(name, IB_DEVICE_NAME_MAX);
+
+	if (len == IB_DEVICE_NAME_MAX || len <= prefix)
+		return -EINVAL;
+	if (strncmp(name, STAG_DEVICE_NAME_PREFIX, prefix))
+		return -EINVAL;
+	if (strpbrk(name, "%/"))
+		return -EINVAL;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_dev_check_name);
+
+/**
+ * stag_dev_check_netdev() - check a netdev given to rdma link add
+ * @ndev: the netdev
+ *
+ * RoCE needs Ethernet framing; loopback is accepted too, for same-host
+ * use.
+ *
+ * Return: 0, or -EINVAL for any other link type.
+ */
+VISIBLE_IF_KUNIT int stag_dev_check_netdev(const struct net_device *ndev)
+{
+	if (ndev->type == ARPHRD_ETHER || ndev->type == ARPHRD_LOOPBACK)
+		return 0;
+	return -EINVAL;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_dev_check_netdev);
+
+static bool netdev_in_use(const struct net_device *ndev)
+{
+	struct stag_dev *sdev;
+	bool found = false;
+
+	spin_lock(&stag_devices_lock);
+	list_for_each_entry(sdev, &stag_devices, list) {
+		if (sdev->ndev == ndev) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock(&stag_devices_lock);
+	return found;
+}
+
+static bool name_in_use(const char *name)
+{
+	struct ib_device *ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+
+	if (!ibdev)
+		return false;
+	ib_device_put(ibdev);
+	return true;
+}
+
+static int check_link_args(const char *name, struct net_device *ndev)
+{
+	int ret;
+
+	lockdep_assert_held(&stag_link_mutex);
+
+	ret = stag_dev_check_name(name);
+	if (ret)
+		return ret;
+	ret = stag_dev_check_netdev(ndev);
+	if (ret)
+		return ret;
+	if (netdev_in_use(ndev) || name_in_use(name))
+		return -EEXIST;
+	return 0;
+}
+
+static void init_attr(struct stag_dev *sdev)
+{
+	struct ib_device_attr *attr = &sdev->attr;
+
+	/*
+	 * Only what is implemented is advertised: every limit of an object
+	 * stag cannot create yet stays zero.
+	 */
+	attr->vendor_id = 0xffffff;
+	attr->sys_image_guid = sdev->ibdev.node_guid;
+	attr->max_pd = STAG_MAX_PD;
+	attr->max_pkeys = STAG_PKEY_TBL_LEN;
+	attr->local_ca_ack_delay = 15;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+}
+
+static void init_ibdev(struct stag_dev *sdev, const struct net_device *ndev)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
+	strscpy(ibdev->node_desc, "stag", sizeof(ibdev->node_desc));
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	ib_set_device_ops(ibdev, &stag_verbs_ops);
+}
+
+/*
+ * Bind the device to the netdev unless the netdev is already on its way
+ * out. Under rtnl, a netdev that is still NETREG_REGISTERED will deliver
+ * NETDEV_UNREGISTER only after this, and by then the device is on
+ * stag_devices where the notifier finds it.
+ */
+static int bind_netdev(struct stag_dev *sdev, struct net_device *ndev)
+{
+	int ret = -ENODEV;
+
+	rtnl_lock();
+	if (ndev->reg_state == NETREG_REGISTERED)
+		ret = ib_device_set_netdev(&sdev->ibdev, ndev, STAG_PORT_NUM);
+	rtnl_unlock();
+	return ret;
+}
+
+static void list_add_dev(struct stag_dev *sdev)
+{
+	spin_lock(&stag_devices_lock);
+	list_add_tail(&sdev->list, &stag_devices);
+	spin_unlock(&stag_devices_lock);
+}
+
+static void list_del_dev(struct stag_dev *sdev)
+{
+	spin_lock(&stag_devices_lock);
+	list_del_init(&sdev->list);
+	spin_unlock(&stag_devices_lock);
+}
+
+/*
+ * The netdev may have started unregistering while the device was being
+ * registered; the notifier could not take a reference then and skipped
+ * the device, so catch that here.
+ */
+static int check_still_bound(struct stag_dev *sdev, struct net_device *ndev)
+{
+	bool gone;
+
+	rtnl_lock();
+	gone = ndev->reg_state != NETREG_REGISTERED;
+	rtnl_unlock();
+	if (!gone)
+		return 0;
+	/* A concurrent rdma link delete may have got there first. */
+	if (ib_device_try_get(&sdev->ibdev)) {
+		stag_dev_unregister_async(sdev);
+		stag_dev_put(sdev);
+	}
+	return -ENODEV;
+}
+
+/**
+ * stag_dev_add() - create and register a stag device on a netdev
+ * @name: the ib_device name, "stag" followed by anything
+ * @ndev: the netdev, held by the caller for the duration of the call
+ *
+ * Context: process context; takes rtnl.
+ * Return: 0, -EINVAL for a bad name or a netdev that is not Ethernet,
+ * -EEXIST when the name or the netdev is taken, -ENODEV when the netdev
+ * goes away meanwhile, or -ENOMEM.
+ */
+int stag_dev_add(const char *name, struct net_device *ndev)
+{
+	struct stag_dev *sdev;
+	int ret;
+
+	might_sleep();
+	mutex_lock(&stag_link_mutex);
+	ret = check_link_args(name, ndev);
+	if (ret)
+		goto out_unlock;
+
+	sdev = ib_alloc_device(stag_dev, ibdev);
+	if (!sdev) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	sdev->ndev = ndev;
+	ida_init(&sdev->pd_ida);
+	INIT_LIST_HEAD(&sdev->list);
+	stag_port_init(&sdev->port, ndev);
+	init_ibdev(sdev, ndev);
+	init_attr(sdev);
+
+	list_add_dev(sdev);
+	ret = bind_netdev(sdev, ndev);
+	if (ret)
+		goto err_list_del;
+
+	/*
+	 * Once registered, the core owns sdev and may free it (rdma link
+	 * delete needs only the name); this reference keeps the memory until
+	 * the last look at it below.
+	 */
+	get_device(&sdev->ibdev.dev);
+	ret = ib_register_device(&sdev->ibdev, name, NULL);
+	if (ret)
+		goto err_put_device;
+
+	ret = check_still_bound(sdev, ndev);
+	put_device(&sdev->ibdev.dev);
+	mutex_unlock(&stag_link_mutex);
+	return ret;
+
+err_put_device:
+	put_device(&sdev->ibdev.dev);
+err_list_del:
+	list_del_dev(sdev);
+	ida_destroy(&sdev->pd_ida);
+	ib_dealloc_device(&sdev->ibdev);
+out_unlock:
+	mutex_unlock(&stag_link_mutex);
+	/* The core reports a taken name as ENFILE; say what it means. */
+	return ret == -ENFILE ? -EEXIST : ret;
+}
+
+/**
+ * stag_dev_dealloc() - the ib core's dealloc_driver callback
+ * @ibdev: the device, already unregistered
+ *
+ * Runs once per device, after every user object is gone and before the
+ * core frees the memory.
+ */
+void stag_dev_dealloc(struct ib_device *ibdev)
+{
+	struct stag_dev *sdev = to_stag_dev(ibdev);
+
+	list_del_dev(sdev);
+	ida_destroy(&sdev->pd_ida);
+}
+
+/**
+ * stag_dev_get_by_netdev() - find the registered stag device on a netdev
+ * @ndev: the netdev
+ *
+ * Context: any; takes a spinlock.
+ * Return: the device with a registration reference that the caller drops
+ * with stag_dev_put(), or NULL when there is none or it is not (or no
+ * longer) registered.
+ */
+struct stag_dev *stag_dev_get_by_netdev(struct net_device *ndev)
+{
+	struct stag_dev *sdev, *found = NULL;
+
+	spin_lock(&stag_devices_lock);
+	list_for_each_entry(sdev, &stag_devices, list) {
+		if (sdev->ndev == ndev && ib_device_try_get(&sdev->ibdev)) {
+			found = sdev;
+			break;
+		}
+	}
+	spin_unlock(&stag_devices_lock);
+	return found;
+}
+
+void stag_dev_put(struct stag_dev *sdev)
+{
+	ib_device_put(&sdev->ibdev);
+}
+
+/**
+ * stag_dev_unregister_async() - queue the removal of a device
+ * @sdev: the device, registered, with a reference held by the caller
+ *
+ * Used where the caller cannot wait for users to go (the netdev notifier
+ * runs under rtnl). Queues at most once per device.
+ */
+void stag_dev_unregister_async(struct stag_dev *sdev)
+{
+	if (!test_and_set_bit(STAG_DEV_UNREGISTERING, &sdev->flags))
+		ib_unregister_device_queued(&sdev->ibdev);
+}
+
+/**
+ * stag_dev_remove_all() - unregister every stag device, synchronously
+ *
+ * Called at module unload, after rdma link add can no longer create
+ * devices. Open user contexts are disassociated by the core (stag has
+ * disassociate_ucontext), so this does not wait for applications to exit:
+ * their resources are destroyed and their later verbs calls fail with EIO.
+ */
+void stag_dev_remove_all(void)
+{
+	struct stag_dev *sdev;
+
+	might_sleep();
+	for (;;) {
+		spin_lock(&stag_devices_lock);
+		sdev = list_first_entry_or_null(&stag_devices, struct stag_dev, list);
+		/* Keeps the memory, not the registration, across the unlock. */
+		if (sdev)
+			get_device(&sdev->ibdev.dev);
+		spin_unlock(&stag_devices_lock);
+		if (!sdev)
+			break;
+
+		/*
+		 * Waits for a concurrent unregistration of the same device;
+		 * either way stag_dev_dealloc() has run when this returns.
+		 */
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}

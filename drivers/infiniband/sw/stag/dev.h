@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stag device: one ib_device bound to one netdev.
+ */
+#ifndef _STAG_DEV_H
+#define _STAG_DEV_H
+
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_verbs.h>
+
+#include "port.h"
+
+/* Bits in stag_dev.flags. */
+enum {
+	STAG_DEV_UNREGISTERING,	/* an asynchronous unregistration is queued */
+};
+
+struct stag_dev {
+	struct ib_device ibdev;
+	struct stag_port port;
+	struct ib_device_attr attr;
+
+	/*
+	 * The netdev this device was created on. The ib core holds a
+	 * reference from ib_device_set_netdev() until unregistration; the
+	 * pointer is used only to match netdev events, never dereferenced
+	 * outside them.
+	 */
+	struct net_device *ndev;
+
+	struct ida pd_ida;
+	unsigned long flags;
+	struct list_head list;	/* on stag_devices, under stag_devices_lock */
+};
+
+static inline struct stag_dev *to_stag_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct stag_dev, ibdev);
+}
+
+#define stag_dbg_dev(sdev, fmt, ...) \
+	ibdev_dbg(&(sdev)->ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
+
+int stag_dev_add(const char *name, struct net_device *ndev);
+void stag_dev_dealloc(struct ib_device *ibdev);
+struct stag_dev *stag_dev_get_by_netdev(struct net_device *ndev);
+void stag_dev_put(struct stag_dev *sdev);
+void stag_dev_unregister_async(struct stag_dev *sdev);
+void stag_dev_remove_all(void);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+int stag_dev_check_name(const char *name);
+int stag_dev_check_netdev(const struct net_device *ndev);
+#endif
+
+#endif /* _STAG_DEV_H */

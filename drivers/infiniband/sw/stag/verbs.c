@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The verbs entry points. Each is a thin call into the object that owns
+ * the work; the ops table lists one verb per line, alphabetically.
+ */
+
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/stag-abi.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "dev.h"
+#include "pd.h"
+#include "port.h"
+#include "verbs.h"
+
+static int stag_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	/* stag defines no driver data for this command. */
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	*attr = to_stag_dev(ibdev)->attr;
+	return 0;
+}
+
+static int stag_query_port(struct ib_device *ibdev, u32 port_num, struct ib_port_attr *attr)
+{
+	return stag_port_query(to_stag_dev(ibdev), attr);
+}
+
+static int stag_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+				   struct ib_port_immutable *imm)
+{
+	return stag_port_immutable(to_stag_dev(ibdev), imm);
+}
+
+static enum rdma_link_layer stag_get_link_layer(struct ib_device *ibdev, u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int stag_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index, u16 *pkey)
+{
+	if (index >= STAG_PKEY_TBL_LEN)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int stag_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	struct stag_alloc_ucontext_resp resp = {
+		.abi_version = STAG_UVERBS_ABI_VERSION,
+	};
+
+	if (!udata->outlen)
+		return 0;
+	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+}
+
+static void stag_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/*
+ * Having this callback is what lets the core tear user contexts down on
+ * device removal instead of waiting for every process to close its file:
+ * the core zaps the user's mappings and destroys its objects itself, and
+ * stag keeps no per-context state that needs more.
+ */
+static void stag_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/*
+ * The core requires these at registration. Until queues and memory
+ * regions exist they refuse, which the core reports as EOPNOTSUPP.
+ */
+static int stag_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			  struct uverbs_attr_bundle *attrs)
+{
+	return -EOPNOTSUPP;
+}
+
+static int stag_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int stag_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	return 0;
+}
+
+static int stag_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	return -EOPNOTSUPP;
+}
+
+static int stag_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+			  struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int stag_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+			  struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int stag_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int stag_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static int stag_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static struct ib_mr *stag_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static struct ib_mr *stag_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				      u64 iova, int access, struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static int stag_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+const struct ib_device_ops stag_verbs_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = STAG_UVERBS_ABI_VERSION,
+
+	.alloc_pd = stag_pd_alloc,
+	.alloc_ucontext = stag_alloc_ucontext,
+	.create_cq = stag_create_cq,
+	.create_qp = stag_create_qp,
+	.dealloc_driver = stag_dev_dealloc,
+	.dealloc_pd = stag_pd_dealloc,
+	.dealloc_ucontext = stag_dealloc_ucontext,
+	.dereg_mr = stag_dereg_mr,
+	.destroy_cq = stag_destroy_cq,
+	.destroy_qp = stag_destroy_qp,
+	.disassociate_ucontext = stag_disassociate_ucontext,
+	.get_dma_mr = stag_get_dma_mr,
+	.get_link_layer = stag_get_link_layer,
+	.get_port_immutable = stag_get_port_immutable,
+	.modify_qp = stag_modify_qp,
+	.poll_cq = stag_poll_cq,
+	.post_recv = stag_post_recv,
+	.post_send = stag_post_send,
+	.query_device = stag_query_device,
+	.query_pkey = stag_query_pkey,
+	.query_port = stag_query_port,
+	.reg_user_mr = stag_reg_user_mr,
+	.req_notify_cq = stag_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, stag_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, stag_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, stag_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, stag_ucontext, ibuc),
+};
