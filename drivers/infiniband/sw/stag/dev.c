@@ -263,6 +263,7 @@ out_unlock:
 	/* The core reports a taken name as ENFILE; say what it means. */
 	return ret == -ENFILE ? -EEXIST : ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_dev_add);
 
 /**
  * stag_dev_dealloc() - the ib core's dealloc_driver callback

@@ -7,7 +7,7 @@
 
 #include <rdma/ib_verbs.h>
 
-#define STAG_MAX_PD	(1U << 16)
+#define STAG_MAX_PD	65536
 
 struct stag_pd {
 	struct ib_pd ibpd;

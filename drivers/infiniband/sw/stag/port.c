@@ -5,6 +5,7 @@
  */
 
 #include <linux/netdevice.h>
+#include <kunit/visibility.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 
@@ -31,6 +32,7 @@ enum ib_mtu stag_port_mtu(unsigned int ndev_mtu)
 		return IB_MTU_256;
 	return min_t(enum ib_mtu, mtu, STAG_MAX_MTU);
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_port_mtu);
 
 /**
  * stag_port_state() - the port state a netdev's state maps to
@@ -43,6 +45,7 @@ enum ib_port_state stag_port_state(bool running, bool carrier)
 {
 	return running && carrier ? IB_PORT_ACTIVE : IB_PORT_DOWN;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_port_state);
 
 /**
  * stag_port_phys_state() - the physical state reported beside a port state
@@ -53,6 +56,7 @@ enum ib_port_phys_state stag_port_phys_state(enum ib_port_state state)
 	return state == IB_PORT_ACTIVE ? IB_PORT_PHYS_STATE_LINK_UP :
 					 IB_PORT_PHYS_STATE_DISABLED;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_port_phys_state);
 
 static enum ib_port_state netdev_port_state(const struct net_device *ndev)
 {
