@@ -17,6 +17,7 @@
 #include <rdma/stag-abi.h>
 
 #include "dev.h"
+#include "mr.h"
 #include "pd.h"
 #include "verbs.h"
 
@@ -127,6 +128,9 @@ static void init_attr(struct stag_dev *sdev)
 	attr->vendor_id = 0xffffff;
 	attr->sys_image_guid = sdev->ibdev.node_guid;
 	attr->max_pd = STAG_MAX_PD;
+	attr->max_mr = STAG_MAX_MR;
+	attr->max_mr_size = U64_MAX;
+	attr->max_fast_reg_page_list_len = STAG_MAX_FRMR_PAGES;
 	attr->max_pkeys = STAG_PKEY_TBL_LEN;
 	attr->local_ca_ack_delay = 15;
 	attr->page_size_cap = PAGE_SIZE;
@@ -227,6 +231,7 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	}
 	sdev->ndev = ndev;
 	ida_init(&sdev->pd_ida);
+	stag_tpt_init(&sdev->tpt, STAG_KEY_INDEX_MAX);
 	INIT_LIST_HEAD(&sdev->list);
 	stag_port_init(&sdev->port, ndev);
 	init_ibdev(sdev, ndev);
@@ -256,6 +261,7 @@ err_put_device:
 	put_device(&sdev->ibdev.dev);
 err_list_del:
 	list_del_dev(sdev);
+	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->pd_ida);
 	ib_dealloc_device(&sdev->ibdev);
 out_unlock:
@@ -277,6 +283,7 @@ void stag_dev_dealloc(struct ib_device *ibdev)
 	struct stag_dev *sdev = to_stag_dev(ibdev);
 
 	list_del_dev(sdev);
+	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->pd_ida);
 }
 

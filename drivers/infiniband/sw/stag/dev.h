@@ -10,6 +10,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "port.h"
+#include "tpt.h"
 
 /* Bits in stag_dev.flags. */
 enum {
@@ -29,6 +30,7 @@ struct stag_dev {
 	 */
 	struct net_device *ndev;
 
+	struct stag_tpt tpt;
 	struct ida pd_ida;
 	unsigned long flags;
 	struct list_head list;	/* on stag_devices, under stag_devices_lock */

@@ -10,6 +10,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "dev.h"
+#include "mr.h"
 #include "pd.h"
 #include "port.h"
 #include "verbs.h"
@@ -74,8 +75,8 @@ static void stag_disassociate_ucontext(struct ib_ucontext *ibuc)
 }
 
 /*
- * The core requires these at registration. Until queues and memory
- * regions exist they refuse, which the core reports as EOPNOTSUPP.
+ * The core requires these at registration. Until queues exist they
+ * refuse, which the core reports as EOPNOTSUPP.
  */
 static int stag_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			  struct uverbs_attr_bundle *attrs)
@@ -129,27 +130,12 @@ static int stag_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	return -EOPNOTSUPP;
 }
 
-static struct ib_mr *stag_get_dma_mr(struct ib_pd *ibpd, int access)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static struct ib_mr *stag_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-				      u64 iova, int access, struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static int stag_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
 const struct ib_device_ops stag_verbs_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = STAG_UVERBS_ABI_VERSION,
 
+	.alloc_mr = stag_mr_alloc,
 	.alloc_pd = stag_pd_alloc,
 	.alloc_ucontext = stag_alloc_ucontext,
 	.create_cq = stag_create_cq,
@@ -157,13 +143,14 @@ const struct ib_device_ops stag_verbs_ops = {
 	.dealloc_driver = stag_dev_dealloc,
 	.dealloc_pd = stag_pd_dealloc,
 	.dealloc_ucontext = stag_dealloc_ucontext,
-	.dereg_mr = stag_dereg_mr,
+	.dereg_mr = stag_mr_dereg,
 	.destroy_cq = stag_destroy_cq,
 	.destroy_qp = stag_destroy_qp,
 	.disassociate_ucontext = stag_disassociate_ucontext,
-	.get_dma_mr = stag_get_dma_mr,
+	.get_dma_mr = stag_mr_get_dma,
 	.get_link_layer = stag_get_link_layer,
 	.get_port_immutable = stag_get_port_immutable,
+	.map_mr_sg = stag_mr_map_sg,
 	.modify_qp = stag_modify_qp,
 	.poll_cq = stag_poll_cq,
 	.post_recv = stag_post_recv,
@@ -171,7 +158,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.query_device = stag_query_device,
 	.query_pkey = stag_query_pkey,
 	.query_port = stag_query_port,
-	.reg_user_mr = stag_reg_user_mr,
+	.reg_user_mr = stag_mr_reg_user,
 	.req_notify_cq = stag_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, stag_cq, ibcq),

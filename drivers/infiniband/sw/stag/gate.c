@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The gate. Every access to registered memory, local (L_Key) or remote
+ * (R_Key), by every opcode and transport, goes through stag_gate_enter():
+ * lookup, then stag_gate_check(), then the translation. Nothing else in
+ * stag turns a key into memory.
+ */
+
+#include <linux/overflow.h>
+#include <rdma/ib_verbs.h>
+#include <kunit/visibility.h>
+
+#include "gate.h"
+#include "tpt.h"
+
+/* Rights a requester can ask for; local read is always granted. */
+#define STAG_GATE_RIGHTS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
+			  IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+
+/**
+ * stag_gate_check() - may this access use this entry?
+ * @e: the entry the key named
+ * @key: the key presented
+ * @pd: the PD of the QP making the access
+ * @access: the IB_ACCESS_* rights the access needs (0 for a local read)
+ * @addr: the first byte, in the entry's iova space
+ * @len: the number of bytes, at least 1
+ *
+ * The checks run in a fixed order and each fails with its own errno, so
+ * the caller can tell which one failed and report it precisely.
+ *
+ * Return: 0, or
+ * -ENOENT when the key does not name a VALID entry,
+ * -EPERM when the entry belongs to another PD,
+ * -EACCES when it lacks a right the access needs,
+ * -ERANGE when [addr, addr + len) is not inside [iova, iova + length).
+ */
+int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct ib_pd *pd,
+		    int access, u64 addr, u64 len)
+{
+	u64 end, limit;
+
+	if (READ_ONCE(e->key) != key || stag_tpt_state(e) != STAG_TPT_VALID)
+		return -ENOENT;
+	if (e->pd != pd)
+		return -EPERM;
+	if (access & ~STAG_GATE_RIGHTS || access & ~e->access)
+		return -EACCES;
+	if (addr < e->iova)
+		return -ERANGE;
+	if (check_add_overflow(addr, len, &end) || check_add_overflow(e->iova, e->length, &limit))
+		return -ERANGE;
+	if (end > limit)
+		return -ERANGE;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_gate_check);
+
+/**
+ * stag_gate_enter() - check an access and pin what it names
+ * @tpt: the device's table
+ * @key: the L_Key or R_Key presented
+ * @pd: the PD of the QP making the access
+ * @access: the IB_ACCESS_* rights the access needs (0 for a local read)
+ * @addr: the first byte, in the entry's iova space
+ * @len: the number of bytes
+ * @ref: filled on success
+ *
+ * A zero-length access moves nothing, and the IBA (C9-88, o10-35) has the
+ * key and address of a zero-length transfer go unchecked, so it passes
+ * without a lookup.
+ *
+ * On success the entry stays referenced, so it cannot be deregistered
+ * under the access, until stag_gate_exit(). An entry invalidated during
+ * the access keeps its pages until then; the access is the last to use
+ * the old translation, and none that starts later can.
+ *
+ * Return: 0 or the errno of the failed check (see stag_gate_check()).
+ */
+int stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct ib_pd *pd, int access,
+		    u64 addr, u64 len, struct stag_gate_ref *ref)
+{
+	struct stag_tpt_entry *e;
+	int ret;
+
+	ref->entry = NULL;
+	ref->offset = 0;
+	if (!len)
+		return 0;
+
+	e = stag_tpt_lookup(tpt, key);
+	if (!e)
+		return -ENOENT;
+	ret = stag_gate_check(e, key, pd, access, addr, len);
+	if (ret) {
+		stag_tpt_put(e);
+		return ret;
+	}
+	ref->entry = e;
+	ref->offset = addr - e->iova + e->pages_offset;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_gate_enter);
+
+void stag_gate_exit(struct stag_gate_ref *ref)
+{
+	if (ref->entry)
+		stag_tpt_put(ref->entry);
+	ref->entry = NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_gate_exit);

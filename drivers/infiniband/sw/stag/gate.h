@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stag gate: the one check every data-path access passes before a byte
+ * moves.
+ */
+#ifndef _STAG_GATE_H
+#define _STAG_GATE_H
+
+#include <linux/types.h>
+
+#include "tpt.h"
+
+struct ib_pd;
+
+/* A passed check: what may be accessed, and where it starts. */
+struct stag_gate_ref {
+	struct stag_tpt_entry *entry;	/* holds a reference; NULL for len 0 */
+	u64 offset;			/* byte offset into entry->pages */
+};
+
+int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct ib_pd *pd,
+		    int access, u64 addr, u64 len);
+int __must_check stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct ib_pd *pd,
+				 int access, u64 addr, u64 len, struct stag_gate_ref *ref);
+void stag_gate_exit(struct stag_gate_ref *ref);
+
+#endif /* _STAG_GATE_H */

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions. A region is a TPT entry plus what backs it: pinned user
+ * pages, a kernel page list (fast registration), or nothing (the DMA MR,
+ * whose iova is a kernel virtual address).
+ */
+
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <kunit/visibility.h>
+
+#include "dev.h"
+#include "mr.h"
+#include "pages.h"
+#include "tpt.h"
+
+/**
+ * stag_mr_check_access() - check the access flags of a registration
+ * @access: IB_ACCESS_* flags
+ *
+ * Optional flags (IB_ACCESS_OPTIONAL) are hints and are ignored.
+ *
+ * Return: 0, or -EINVAL for an unknown flag, or for remote write or remote
+ * atomic without local write (IBA 10.6.3.2: a region the remote side may
+ * write must be locally writable).
+ */
+int stag_mr_check_access(int access)
+{
+	if (access & ~STAG_MR_ACCESS)
+		return -EINVAL;
+	if (access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_mr_check_access);
+
+static bool mr_writable(int access)
+{
+	return access & (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			 IB_ACCESS_REMOTE_ATOMIC);
+}
+
+static struct stag_mr *mr_alloc(struct ib_pd *ibpd, int access)
+{
+	struct stag_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+
+	if (!mr)
+		return NULL;
+	stag_tpt_entry_init(&mr->entry, STAG_TPT_MR, mr);
+	mr->entry.pd = ibpd;
+	mr->entry.access = access;
+	atomic_set(&mr->mw_count, 0);
+	return mr;
+}
+
+/* Publishes the region: from here on the gate may let accesses through. */
+static int mr_publish(struct stag_dev *sdev, struct stag_mr *mr, bool valid)
+{
+	int ret = stag_tpt_add(&sdev->tpt, &mr->entry);
+
+	if (ret)
+		return ret;
+	mr->ibmr.lkey = mr->entry.key;
+	mr->ibmr.rkey = mr->entry.access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
+					    IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND) ?
+			mr->entry.key : 0;
+	if (valid)
+		stag_tpt_set_state(&mr->entry, STAG_TPT_VALID);
+	return 0;
+}
+
+/**
+ * stag_mr_get_dma() - the get_dma_mr verb: all of kernel memory
+ * @ibpd: the PD
+ * @access: IB_ACCESS_* flags
+ *
+ * With virtual DMA, kernel consumers' "DMA addresses" are kernel virtual
+ * addresses, so the region spans [0, U64_MAX) and the gate's translation
+ * of an address is the address itself.
+ */
+struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access)
+{
+	struct stag_dev *sdev = to_stag_dev(ibpd->device);
+	struct stag_mr *mr;
+	int ret;
+
+	ret = stag_mr_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+	mr = mr_alloc(ibpd, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->entry.iova = 0;
+	mr->entry.length = U64_MAX;
+	ret = mr_publish(sdev, mr, true);
+	if (ret) {
+		kfree(mr);
+		return ERR_PTR(ret);
+	}
+	return &mr->ibmr;
+}
+
+/**
+ * stag_mr_reg_user() - the reg_user_mr verb
+ * @ibpd: the PD
+ * @start: the user virtual address of the first byte, any alignment
+ * @length: the number of bytes, at least 1
+ * @iova: the address the region's users name its first byte by
+ * @access: IB_ACCESS_* flags
+ * @udata: unused: stag has no driver data for this command
+ *
+ * Return: the region, or ERR_PTR(-EINVAL) for bad flags, an empty range or
+ * one whose iova range wraps, -ENOMEM past RLIMIT_MEMLOCK or with the TPT
+ * full, -EFAULT for memory that is not mapped. Nothing is pinned after a
+ * failure.
+ */
+struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
+			       int access, struct ib_udata *udata)
+{
+	struct stag_dev *sdev = to_stag_dev(ibpd->device);
+	struct stag_pages *pages;
+	struct stag_mr *mr;
+	u64 iova_end;
+	int ret;
+
+	ret = stag_mr_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+	if (!length || check_add_overflow(iova, length, &iova_end))
+		return ERR_PTR(-EINVAL);
+
+	mr = mr_alloc(ibpd, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	pages = stag_pages_pin_user(start, length, mr_writable(access), &ret);
+	if (!pages)
+		goto err_free_mr;
+	mr->entry.pages = pages;
+	mr->entry.pages_offset = offset_in_page(start);
+	mr->entry.iova = iova;
+	mr->entry.length = length;
+
+	ret = mr_publish(sdev, mr, true);
+	if (ret)
+		goto err_put_pages;
+	stag_dbg_dev(sdev, "lkey %#x iova %#llx length %llu pages %llu runs %u\n",
+		     mr->ibmr.lkey, iova, length, pages->npages, pages->nruns);
+	return &mr->ibmr;
+
+err_put_pages:
+	stag_pages_put(pages);
+err_free_mr:
+	kfree(mr);
+	return ERR_PTR(ret);
+}
+
+/**
+ * stag_mr_alloc() - the alloc_mr verb: a region for fast registration
+ * @ibpd: the PD
+ * @type: only IB_MR_TYPE_MEM_REG
+ * @max_num_sg: the most pages map_mr_sg may give it
+ *
+ * The region starts FREE: it has a key but no translation until an
+ * IB_WR_REG_MR makes it valid.
+ */
+struct ib_mr *stag_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type, u32 max_num_sg)
+{
+	struct stag_dev *sdev = to_stag_dev(ibpd->device);
+	struct stag_mr *mr;
+	int ret;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > STAG_MAX_FRMR_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = mr_alloc(ibpd, 0);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->frmr_pages = kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->frmr_pages) {
+		ret = -ENOMEM;
+		goto err_free_mr;
+	}
+	mr->frmr_max = max_num_sg;
+	ret = mr_publish(sdev, mr, false);
+	if (ret)
+		goto err_free_pages;
+	return &mr->ibmr;
+
+err_free_pages:
+	kvfree(mr->frmr_pages);
+err_free_mr:
+	kfree(mr);
+	return ERR_PTR(ret);
+}
+
+static int frmr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct stag_mr *mr = to_stag_mr(ibmr);
+
+	if (mr->frmr_npages == mr->frmr_max)
+		return -ENOMEM;
+	mr->frmr_pages[mr->frmr_npages++] = addr;
+	return 0;
+}
+
+/**
+ * stag_mr_map_sg() - the map_mr_sg verb
+ * @ibmr: a region from stag_mr_alloc()
+ * @sg: the scatterlist, DMA-mapped (virtual DMA: kernel addresses)
+ * @sg_nents: its length
+ * @sg_offset: the offset into the first entry, updated
+ *
+ * Records the page list, page size, iova and length; the registration
+ * itself happens when an IB_WR_REG_MR executes.
+ *
+ * Return: the number of entries mapped.
+ */
+int stag_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct stag_mr *mr = to_stag_mr(ibmr);
+
+	if (!mr->frmr_pages)
+		return -EINVAL;
+	mr->frmr_npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, frmr_set_page);
+}
+
+/**
+ * stag_mr_dereg() - the dereg_mr verb
+ * @ibmr: the region
+ * @udata: unused
+ *
+ * Invalidates the entry so that new lookups fail, waits until accesses in
+ * flight have let go, then unpins and frees.
+ *
+ * Return: 0, or -EBUSY while memory windows are bound to the region
+ * (nothing changes then).
+ */
+int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct stag_dev *sdev = to_stag_dev(ibmr->device);
+	struct stag_mr *mr = to_stag_mr(ibmr);
+
+	if (atomic_read(&mr->mw_count))
+		return -EBUSY;
+	stag_tpt_remove(&sdev->tpt, &mr->entry);
+	if (mr->entry.pages)
+		stag_pages_put(mr->entry.pages);
+	kvfree(mr->frmr_pages);
+	kfree_rcu(mr, entry.rcu);
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stag memory region: a TPT entry over a page list.
+ */
+#ifndef _STAG_MR_H
+#define _STAG_MR_H
+
+#include <rdma/ib_verbs.h>
+
+#include "tpt.h"
+
+/* Regions and windows share the TPT's index space. */
+#define STAG_MAX_MR		STAG_KEY_INDEX_MAX
+#define STAG_MAX_FRMR_PAGES	65536
+
+/* Access flags a region may be registered with. */
+#define STAG_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			IB_ACCESS_MW_BIND | IB_ACCESS_OPTIONAL)
+
+struct stag_mr {
+	struct ib_mr ibmr;
+	struct stag_tpt_entry entry;
+	atomic_t mw_count;	/* memory windows bound to this region */
+	u64 *frmr_pages;	/* fast registration: page addresses from map_mr_sg */
+	u32 frmr_max;
+	u32 frmr_npages;
+};
+
+static inline struct stag_mr *to_stag_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct stag_mr, ibmr);
+}
+
+int stag_mr_check_access(int access);
+struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access);
+struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
+			       int access, struct ib_udata *udata);
+struct ib_mr *stag_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type, u32 max_num_sg);
+int stag_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata);
+
+#endif /* _STAG_MR_H */

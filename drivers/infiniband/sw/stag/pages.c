@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page lists. User memory is pinned with pin_user_pages_fast(FOLL_LONGTERM)
+ * in batches, charged to the owner's mm->pinned_vm against RLIMIT_MEMLOCK,
+ * and kept as runs of physically contiguous pages. Every run is unpinned
+ * (and dirtied if writable) when the last region sharing the list lets go.
+ */
+
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <kunit/visibility.h>
+
+#include "pages.h"
+
+#define PIN_BATCH	(PAGE_SIZE / sizeof(struct page *))
+
+static struct stag_pages *pages_alloc(u32 nruns)
+{
+	struct stag_pages *pages;
+	u32 nmarks = DIV_ROUND_UP(nruns, STAG_RUNS_PER_MARK);
+
+	pages = kvzalloc(struct_size(pages, runs, nruns), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return NULL;
+	pages->marks = kvcalloc(max(nmarks, 1U), sizeof(u64), GFP_KERNEL_ACCOUNT);
+	if (!pages->marks) {
+		kvfree(pages);
+		return NULL;
+	}
+	refcount_set(&pages->ref, 1);
+	pages->nruns = nruns;
+	return pages;
+}
+
+static void pages_fill_marks(struct stag_pages *pages)
+{
+	u64 pgidx = 0;
+	u32 i;
+
+	for (i = 0; i < pages->nruns; i++) {
+		if (i % STAG_RUNS_PER_MARK == 0)
+			pages->marks[i / STAG_RUNS_PER_MARK] = pgidx;
+		pgidx += stag_run_len(pages->runs[i]);
+	}
+	pages->npages = pgidx;
+}
+
+/* Appends a page to the runs being built; returns the new run count. */
+static u32 runs_append(u64 *runs, u32 nruns, unsigned long pfn)
+{
+	u64 *last = nruns ? &runs[nruns - 1] : NULL;
+
+	if (last && stag_run_pfn(*last) + stag_run_len(*last) == pfn &&
+	    stag_run_len(*last) < STAG_RUN_MAX_PAGES) {
+		*last += 1ULL << STAG_RUN_LEN_SHIFT;
+		return nruns;
+	}
+	runs[nruns] = stag_run_make(pfn, 1);
+	return nruns + 1;
+}
+
+static void runs_unpin(const u64 *runs, u32 nruns, bool dirty)
+{
+	u32 i;
+
+	for (i = 0; i < nruns; i++)
+		unpin_user_page_range_dirty_lock(pfn_to_page(stag_run_pfn(runs[i])),
+						 stag_run_len(runs[i]), dirty);
+}
+
+static int charge_pinned(struct mm_struct *mm, u64 npages)
+{
+	u64 limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	u64 pinned = atomic64_add_return(npages, &mm->pinned_vm);
+
+	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Pins [start, start + npages pages) into runs; returns the run count. */
+static long pin_runs(u64 start, u64 npages, unsigned int gup_flags, u64 *runs)
+{
+	struct page **batch;
+	u64 done = 0;
+	u32 nruns = 0;
+	long got, i;
+
+	batch = (struct page **)__get_free_page(GFP_KERNEL);
+	if (!batch)
+		return -ENOMEM;
+	while (done < npages) {
+		got = pin_user_pages_fast(start + done * PAGE_SIZE,
+					  min_t(u64, npages - done, PIN_BATCH), gup_flags, batch);
+		if (got <= 0) {
+			runs_unpin(runs, nruns, false);
+			free_page((unsigned long)batch);
+			return got ? got : -EFAULT;
+		}
+		for (i = 0; i < got; i++)
+			nruns = runs_append(runs, nruns, page_to_pfn(batch[i]));
+		done += got;
+		cond_resched();
+	}
+	free_page((unsigned long)batch);
+	return nruns;
+}
+
+/**
+ * stag_pages_pin_user() - pin a user range into a new page list
+ * @start: the first byte, any alignment
+ * @length: the number of bytes, at least 1
+ * @writable: pin for write (the region may be written locally or remotely)
+ * @err: set to the errno on failure
+ *
+ * Context: process context of the owning process; sleeps.
+ * Return: the list with one reference, or NULL with *err set: -EINVAL for
+ * an empty or wrapping range, -ENOMEM past RLIMIT_MEMLOCK or out of
+ * memory, -EFAULT for an unmapped range. Nothing stays pinned or charged
+ * on failure.
+ */
+struct stag_pages *stag_pages_pin_user(u64 start, u64 length, bool writable, int *err)
+{
+	unsigned int gup_flags = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
+	struct mm_struct *mm = current->mm;
+	struct stag_pages *pages;
+	u64 end, npages, *runs;
+	long nruns;
+
+	might_sleep();
+	*err = -EINVAL;
+	if (!length || check_add_overflow(start, length, &end) || end > TASK_SIZE)
+		return NULL;
+	npages = (PAGE_ALIGN(end) - (start & PAGE_MASK)) >> PAGE_SHIFT;
+	if (npages > U32_MAX)
+		return NULL;
+
+	*err = charge_pinned(mm, npages);
+	if (*err)
+		return NULL;
+
+	*err = -ENOMEM;
+	runs = kvmalloc_array(npages, sizeof(*runs), GFP_KERNEL_ACCOUNT);
+	if (!runs)
+		goto err_uncharge;
+	nruns = pin_runs(start & PAGE_MASK, npages, gup_flags, runs);
+	if (nruns < 0) {
+		*err = nruns;
+		goto err_free_runs;
+	}
+	pages = pages_alloc(nruns);
+	if (!pages)
+		goto err_unpin;
+	memcpy(pages->runs, runs, nruns * sizeof(*runs));
+	kvfree(runs);
+
+	pages->user = true;
+	pages->writable = writable;
+	pages->mm = mm;
+	mmgrab(mm);
+	pages_fill_marks(pages);
+	return pages;
+
+err_unpin:
+	runs_unpin(runs, nruns, false);
+err_free_runs:
+	kvfree(runs);
+err_uncharge:
+	atomic64_sub(npages, &mm->pinned_vm);
+	return NULL;
+}
+
+/**
+ * stag_pages_from_runs() - a page list over pages the caller keeps alive
+ * @runs: runs built with stag_run_make()
+ * @nruns: their number, at least 1
+ * @err: set to the errno on failure
+ *
+ * For kernel memory (fast registration) and tests: nothing is pinned or
+ * charged, and release only frees the list.
+ */
+struct stag_pages *stag_pages_from_runs(const u64 *runs, u32 nruns, int *err)
+{
+	struct stag_pages *pages;
+
+	*err = -EINVAL;
+	if (!nruns)
+		return NULL;
+	*err = -ENOMEM;
+	pages = pages_alloc(nruns);
+	if (!pages)
+		return NULL;
+	memcpy(pages->runs, runs, nruns * sizeof(*runs));
+	pages_fill_marks(pages);
+	*err = 0;
+	return pages;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_pages_from_runs);
+
+/**
+ * stag_pages_page() - the page at a page index of the list
+ * @pages: the list
+ * @pgidx: the index, below pages->npages
+ *
+ * Binary search over the marks, then at most STAG_RUNS_PER_MARK runs.
+ */
+struct page *stag_pages_page(const struct stag_pages *pages, u64 pgidx)
+{
+	u32 lo = 0, hi = DIV_ROUND_UP(pages->nruns, STAG_RUNS_PER_MARK), mid, i;
+	u64 first;
+
+	if (WARN_ON_ONCE(pgidx >= pages->npages))
+		return NULL;
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (pages->marks[mid] <= pgidx)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	first = pages->marks[lo];
+	for (i = lo * STAG_RUNS_PER_MARK; i < pages->nruns; i++) {
+		u64 len = stag_run_len(pages->runs[i]);
+
+		if (pgidx < first + len)
+			return pfn_to_page(stag_run_pfn(pages->runs[i]) + (pgidx - first));
+		first += len;
+	}
+	return NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_pages_page);
+
+/**
+ * stag_pages_size() - bytes of kernel memory the list takes
+ * @pages: the list
+ */
+size_t stag_pages_size(const struct stag_pages *pages)
+{
+	return struct_size(pages, runs, pages->nruns) +
+	       max(DIV_ROUND_UP(pages->nruns, STAG_RUNS_PER_MARK), 1U) * sizeof(u64);
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_pages_size);
+
+/**
+ * stag_pages_put() - drop a reference; the last one unpins and uncharges
+ * @pages: the list
+ *
+ * Context: process context; sleeps (unpinning dirties pages under their
+ * lock).
+ */
+void stag_pages_put(struct stag_pages *pages)
+{
+	if (!refcount_dec_and_test(&pages->ref))
+		return;
+	if (pages->user) {
+		runs_unpin(pages->runs, pages->nruns, pages->writable);
+		atomic64_sub(pages->npages, &pages->mm->pinned_vm);
+		mmdrop(pages->mm);
+	}
+	kvfree(pages->marks);
+	kvfree(pages);
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_pages_put);

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the gate, over rights x requested access x PD x bounds, driven
+ * through stag_gate_enter() on a real TPT so that the lookup is part of
+ * every case.
+ */
+
+#include <kunit/test.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+
+#include "../gate.h"
+#include "../mr.h"
+#include "../tpt.h"
+
+#define LW	IB_ACCESS_LOCAL_WRITE
+#define RR	IB_ACCESS_REMOTE_READ
+#define RW	IB_ACCESS_REMOTE_WRITE
+#define RA	IB_ACCESS_REMOTE_ATOMIC
+#define ALL	(LW | RR | RW | RA)
+
+enum key_kind { KEY_OK, KEY_BAD_BYTE, KEY_INVALID, KEY_FREE };
+
+struct gate_case {
+	const char *name;
+	/* the entry */
+	int rights;
+	u64 iova, length, pages_offset;
+	/* the access */
+	enum key_kind key;
+	bool other_pd;
+	int access;
+	u64 addr, len;
+	/* the outcome */
+	int expected;
+	u64 offset;	/* checked when expected == 0 and len != 0 */
+};
+
+static const struct gate_case gate_cases[] = {
+	/* key and state */
+	{ "valid key", ALL, 0x1000, 0x100, 0, KEY_OK, false, 0, 0x1000, 1, 0, 0 },
+	{ "wrong key byte", ALL, 0x1000, 0x100, 0, KEY_BAD_BYTE, false, 0, 0x1000, 1, -ENOENT },
+	{ "invalidated entry", ALL, 0x1000, 0x100, 0, KEY_INVALID, false, 0, 0x1000, 1, -ENOENT },
+	{ "never-valid entry", ALL, 0x1000, 0x100, 0, KEY_FREE, false, 0, 0x1000, 1, -ENOENT },
+	/* PD comes before rights and bounds */
+	{ "other PD", ALL, 0x1000, 0x100, 0, KEY_OK, true, 0, 0x1000, 1, -EPERM },
+	{ "other PD, bad bounds too", ALL, 0x1000, 0x100, 0, KEY_OK, true, RW, 0x9000, 1, -EPERM },
+	/* rights: local read is always granted */
+	{ "local read, no rights", 0, 0x1000, 0x100, 0, KEY_OK, false, 0, 0x1000, 0x100, 0, 0 },
+	{ "local write granted", LW, 0x1000, 0x100, 0, KEY_OK, false, LW, 0x1000, 1, 0, 0 },
+	{ "local write missing", RR, 0x1000, 0x100, 0, KEY_OK, false, LW, 0x1000, 1, -EACCES },
+	{ "remote read granted", RR, 0x1000, 0x100, 0, KEY_OK, false, RR, 0x1000, 1, 0, 0 },
+	{ "remote read missing", LW | RW, 0x1000, 0x100, 0, KEY_OK, false, RR, 0x1000, 1, -EACCES },
+	{ "remote write granted", LW | RW, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, 1, 0, 0 },
+	{ "remote write missing", LW | RR, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, 1, -EACCES },
+	{ "remote atomic granted", LW | RA, 0x1000, 0x100, 0, KEY_OK, false, RA, 0x1000, 8, 0, 0 },
+	{ "remote atomic missing", LW | RW, 0x1000, 0x100, 0, KEY_OK, false, RA, 0x1000, 8, -EACCES },
+	{ "two rights, one missing", LW | RR, 0x1000, 0x100, 0, KEY_OK, false, RR | RW, 0x1000, 1, -EACCES },
+	{ "unknown right", ALL, 0x1000, 0x100, 0, KEY_OK, false, IB_ACCESS_MW_BIND, 0x1000, 1, -EACCES },
+	{ "rights before bounds", RR, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x9000, 1, -EACCES },
+	/* bounds */
+	{ "first byte", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, 1, 0, 0 },
+	{ "last byte", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x10ff, 1, 0, 0xff },
+	{ "whole region", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, 0x100, 0, 0 },
+	{ "one byte before", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0xfff, 1, -ERANGE },
+	{ "one byte past", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1100, 1, -ERANGE },
+	{ "straddles the end", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x10ff, 2, -ERANGE },
+	{ "straddles the start", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0xfff, 2, -ERANGE },
+	{ "one byte too long", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, 0x101, -ERANGE },
+	{ "zero length inside", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1080, 0, 0 },
+	{ "zero length far outside", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x9000, 0, 0 },
+	{ "zero length, bad key", ALL, 0x1000, 0x100, 0, KEY_BAD_BYTE, false, RW, 0x1000, 0, 0 },
+	/* wrap past U64_MAX */
+	{ "len wraps past U64_MAX", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, U64_MAX, -ERANGE },
+	{ "addr + len wraps to inside", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, U64_MAX, 0x1002, -ERANGE },
+	{ "region ending at U64_MAX: last byte", ALL, U64_MAX - 0xff, 0xff, 0, KEY_OK, false, RW,
+	  U64_MAX - 1, 1, 0, 0xfe },
+	{ "region ending at U64_MAX: U64_MAX itself", ALL, U64_MAX - 0xff, 0xff, 0, KEY_OK, false,
+	  RW, U64_MAX, 1, -ERANGE },
+	{ "DMA region: near the top", ALL, 0, U64_MAX, 0, KEY_OK, false, RW, U64_MAX - 1, 1,
+	  0, U64_MAX - 1 },
+	{ "DMA region: wraps", ALL, 0, U64_MAX, 0, KEY_OK, false, RW, U64_MAX - 1, 2, -ERANGE },
+	/* iova != VA, and zero-based: the offset is into the pages */
+	{ "iova differs from VA", ALL, 0x7f0000001234, 0x3000, 0x234, KEY_OK, false, RW,
+	  0x7f0000002000, 0x10, 0, 0x1000 },
+	{ "zero-based: first byte", ALL, 0, 0x3000, 0x200, KEY_OK, false, RW, 0, 1, 0, 0x200 },
+	{ "zero-based: last byte", ALL, 0, 0x3000, 0x200, KEY_OK, false, RW, 0x2fff, 1, 0, 0x31ff },
+	{ "zero-based: one past", ALL, 0, 0x3000, 0x200, KEY_OK, false, RW, 0x3000, 1, -ERANGE },
+};
+
+static void gate_case_desc(const struct gate_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gate, gate_cases, gate_case_desc);
+
+static void tpt_release(void *data)
+{
+	stag_tpt_uninit(data);
+}
+
+static void entry_release(void *data)
+{
+	struct stag_tpt_entry *e = data;
+
+	stag_tpt_remove(e->owner, e);
+}
+
+static void stag_gate_table(struct kunit *test)
+{
+	const struct gate_case *c = test->param_value;
+	struct stag_tpt *tpt = kunit_kzalloc(test, sizeof(*tpt), GFP_KERNEL);
+	struct stag_tpt_entry *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	struct ib_pd *pd = kunit_kzalloc(test, sizeof(*pd), GFP_KERNEL);
+	struct ib_pd *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	struct stag_gate_ref ref;
+	u32 key;
+
+	KUNIT_ASSERT_NOT_NULL(test, tpt);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_ASSERT_NOT_NULL(test, pd);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	stag_tpt_init(tpt, 1024);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tpt_release, tpt), 0);
+
+	/* The owner field carries the table for the release action. */
+	stag_tpt_entry_init(e, STAG_TPT_MR, tpt);
+	e->pd = pd;
+	e->access = c->rights;
+	e->iova = c->iova;
+	e->length = c->length;
+	e->pages_offset = c->pages_offset;
+	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, entry_release, e), 0);
+	if (c->key != KEY_FREE)
+		stag_tpt_set_state(e, c->key == KEY_INVALID ? STAG_TPT_INVALID : STAG_TPT_VALID);
+
+	key = c->key == KEY_BAD_BYTE ? e->key ^ 0x5a : e->key;
+	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, key, c->other_pd ? other : pd, c->access,
+					      c->addr, c->len, &ref), c->expected);
+	if (c->expected || !c->len) {
+		KUNIT_EXPECT_NULL(test, ref.entry);
+		/* A failed or empty access holds nothing. */
+		KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 1U);
+		return;
+	}
+	KUNIT_EXPECT_PTR_EQ(test, ref.entry, e);
+	KUNIT_EXPECT_EQ(test, ref.offset, c->offset);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 2U);
+	stag_gate_exit(&ref);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 1U);
+}
+
+struct access_case {
+	int access;
+	int expected;
+};
+
+static const struct access_case access_cases[] = {
+	{ 0, 0 },
+	{ LW, 0 },
+	{ RR, 0 },
+	{ LW | RW, 0 },
+	{ LW | RA, 0 },
+	{ ALL, 0 },
+	{ LW | IB_ACCESS_MW_BIND, 0 },
+	{ RW, -EINVAL },
+	{ RA, -EINVAL },
+	{ RR | RW, -EINVAL },
+	{ RR | RA, -EINVAL },
+	{ IB_ACCESS_ZERO_BASED, -EINVAL },
+	{ IB_ACCESS_ON_DEMAND, -EINVAL },
+	{ IB_ACCESS_RELAXED_ORDERING, 0 },
+	{ 1 << 29, 0 },
+	{ 1 << 30, -EINVAL },
+};
+
+static void access_case_desc(const struct access_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "access %#x -> %d", c->access, c->expected);
+}
+
+KUNIT_ARRAY_PARAM(access, access_cases, access_case_desc);
+
+static void stag_gate_mr_access_flags(struct kunit *test)
+{
+	const struct access_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, stag_mr_check_access(c->access), c->expected);
+}
+
+/* An entry invalidated while an access holds it: the access keeps its
+ * reference, no new access passes, and removal waits for the holder.
+ */
+static void stag_gate_invalidate_under_access(struct kunit *test)
+{
+	struct stag_tpt *tpt = kunit_kzalloc(test, sizeof(*tpt), GFP_KERNEL);
+	struct stag_tpt_entry *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	struct ib_pd *pd = kunit_kzalloc(test, sizeof(*pd), GFP_KERNEL);
+	struct stag_gate_ref held, late;
+
+	KUNIT_ASSERT_NOT_NULL(test, tpt);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_ASSERT_NOT_NULL(test, pd);
+	stag_tpt_init(tpt, 16);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tpt_release, tpt), 0);
+	stag_tpt_entry_init(e, STAG_TPT_MR, tpt);
+	e->pd = pd;
+	e->access = ALL;
+	e->iova = 0x1000;
+	e->length = 0x1000;
+	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+	stag_tpt_set_state(e, STAG_TPT_VALID);
+
+	KUNIT_ASSERT_EQ(test, stag_gate_enter(tpt, e->key, pd, RW, 0x1000, 16, &held), 0);
+	stag_tpt_set_state(e, STAG_TPT_INVALID);
+	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, e->key, pd, RW, 0x1000, 16, &late), -ENOENT);
+	KUNIT_EXPECT_FALSE(test, completion_done(&e->idle));
+	stag_gate_exit(&held);
+	stag_tpt_remove(tpt, e);
+	KUNIT_EXPECT_TRUE(test, completion_done(&e->idle));
+}
+
+static struct kunit_case stag_gate_cases[] = {
+	KUNIT_CASE_PARAM(stag_gate_table, gate_gen_params),
+	KUNIT_CASE_PARAM(stag_gate_mr_access_flags, access_gen_params),
+	KUNIT_CASE(stag_gate_invalidate_under_access),
+	{}
+};
+
+static struct kunit_suite stag_gate_suite = {
+	.name = "stag_gate",
+	.test_cases = stag_gate_cases,
+};
+
+kunit_test_suite(stag_gate_suite);

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the TPT. Allocation, key rotation on index reuse, lookups that
+ * must fail, and a random differential test against a naive table.
+ */
+
+#include <kunit/test.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+
+#include "../tpt.h"
+
+static void tpt_release(void *data)
+{
+	stag_tpt_uninit(data);
+}
+
+static struct stag_tpt *test_tpt(struct kunit *test, u32 max_index)
+{
+	struct stag_tpt *tpt = kunit_kzalloc(test, sizeof(*tpt), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, tpt);
+	stag_tpt_init(tpt, max_index);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tpt_release, tpt), 0);
+	return tpt;
+}
+
+static struct stag_tpt_entry *test_entry(struct kunit *test)
+{
+	struct stag_tpt_entry *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	stag_tpt_entry_init(e, STAG_TPT_MR, NULL);
+	return e;
+}
+
+static void stag_tpt_add_gives_findable_key(struct kunit *test)
+{
+	struct stag_tpt *tpt = test_tpt(test, 1000);
+	struct stag_tpt_entry *e = test_entry(test);
+
+	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+	KUNIT_EXPECT_GE(test, stag_key_index(e->key), 1U);
+	KUNIT_EXPECT_LE(test, stag_key_index(e->key), 1000U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tpt->count), 1);
+	KUNIT_EXPECT_PTR_EQ(test, stag_tpt_lookup(tpt, e->key), e);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 2U);
+	stag_tpt_put(e);
+	stag_tpt_remove(tpt, e);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tpt->count), 0);
+}
+
+static void stag_tpt_lookup_needs_the_key_byte(struct kunit *test)
+{
+	struct stag_tpt *tpt = test_tpt(test, 1000);
+	struct stag_tpt_entry *e = test_entry(test);
+
+	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+	KUNIT_EXPECT_NULL(test, stag_tpt_lookup(tpt, e->key ^ 0x01));
+	KUNIT_EXPECT_NULL(test, stag_tpt_lookup(tpt, e->key ^ 0x80));
+	KUNIT_EXPECT_NULL(test, stag_tpt_lookup(tpt, e->key + 0x100));
+	KUNIT_EXPECT_NULL(test, stag_tpt_lookup(tpt, 0));
+	stag_tpt_remove(tpt, e);
+}
+
+static void stag_tpt_lookup_after_remove_fails(struct kunit *test)
+{
+	struct stag_tpt *tpt = test_tpt(test, 1000);
+	struct stag_tpt_entry *e = test_entry(test);
+	u32 key;
+
+	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+	key = e->key;
+	stag_tpt_remove(tpt, e);
+	KUNIT_EXPECT_NULL(test, stag_tpt_lookup(tpt, key));
+	KUNIT_EXPECT_EQ(test, e->state, STAG_TPT_INVALID);
+}
+
+static void stag_tpt_full_table_is_enomem(struct kunit *test)
+{
+	struct stag_tpt *tpt = test_tpt(test, 4);
+	struct stag_tpt_entry *e[5];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		e[i] = test_entry(test);
+		KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e[i]), 0);
+	}
+	e[4] = test_entry(test);
+	KUNIT_EXPECT_EQ(test, stag_tpt_add(tpt, e[4]), -ENOMEM);
+	for (i = 0; i < 4; i++)
+		stag_tpt_remove(tpt, e[i]);
+}
+
+/*
+ * With 8 indexes and entries added and removed one at a time, every index
+ * is reused many times; no reuse may bring back a key seen before at that
+ * index (within 256 laps, far more than this runs).
+ */
+static void stag_tpt_key_rotates_on_reuse(struct kunit *test)
+{
+	struct stag_tpt *tpt = test_tpt(test, 8);
+	u32 *seen = kunit_kcalloc(test, 9 * 64, sizeof(u32), GFP_KERNEL);
+	unsigned int nseen[9] = {};
+	int round, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, seen);
+	for (round = 0; round < 8 * 32; round++) {
+		struct stag_tpt_entry *e = test_entry(test);
+		u32 idx;
+
+		KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+		idx = stag_key_index(e->key);
+		KUNIT_ASSERT_LE(test, idx, 8U);
+		for (i = 0; i < nseen[idx]; i++)
+			KUNIT_ASSERT_NE(test, seen[idx * 64 + i], e->key);
+		KUNIT_ASSERT_LT(test, nseen[idx], 64U);
+		seen[idx * 64 + nseen[idx]++] = e->key;
+		stag_tpt_remove(tpt, e);
+	}
+}
+
+/*
+ * Random adds, removes and lookups (of live, dead and random keys),
+ * checked against a naive table that remembers every live key.
+ */
+static void stag_tpt_matches_naive_table(struct kunit *test)
+{
+	enum { SLOTS = 48, OPS = 4000 };
+	struct stag_tpt *tpt = test_tpt(test, 32);
+	struct stag_tpt_entry **live = kunit_kcalloc(test, SLOTS, sizeof(*live), GFP_KERNEL);
+	u32 *dead = kunit_kcalloc(test, OPS, sizeof(u32), GFP_KERNEL);
+	unsigned int ndead = 0, nlive = 0, op, s;
+
+	KUNIT_ASSERT_NOT_NULL(test, live);
+	KUNIT_ASSERT_NOT_NULL(test, dead);
+	for (op = 0; op < OPS; op++) {
+		struct stag_tpt_entry *e, *found;
+		u32 key;
+
+		s = get_random_u32_below(SLOTS);
+		switch (get_random_u32_below(4)) {
+		case 0:		/* add into an empty slot */
+			if (live[s])
+				break;
+			e = kzalloc(sizeof(*e), GFP_KERNEL);
+			KUNIT_ASSERT_NOT_NULL(test, e);
+			stag_tpt_entry_init(e, STAG_TPT_MR, NULL);
+			if (stag_tpt_add(tpt, e)) {
+				/* The naive table agrees that 32 are live. */
+				KUNIT_EXPECT_EQ(test, nlive, 32U);
+				kfree(e);
+				break;
+			}
+			live[s] = e;
+			nlive++;
+			break;
+		case 1:		/* remove */
+			if (!live[s])
+				break;
+			dead[ndead++] = live[s]->key;
+			stag_tpt_remove(tpt, live[s]);
+			kfree_rcu(live[s], rcu);
+			live[s] = NULL;
+			nlive--;
+			break;
+		case 2:		/* look up a live key */
+			if (!live[s])
+				break;
+			found = stag_tpt_lookup(tpt, live[s]->key);
+			KUNIT_EXPECT_PTR_EQ(test, found, live[s]);
+			if (found)
+				stag_tpt_put(found);
+			break;
+		default:	/* a dead or random key finds nothing, or its live owner */
+			key = ndead && get_random_u32_below(2) ?
+			      dead[get_random_u32_below(ndead)] : get_random_u32();
+			found = stag_tpt_lookup(tpt, key);
+			for (e = NULL, s = 0; s < SLOTS; s++)
+				if (live[s] && live[s]->key == key)
+					e = live[s];
+			KUNIT_EXPECT_PTR_EQ(test, found, e);
+			if (found)
+				stag_tpt_put(found);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&tpt->count), (int)nlive);
+	for (s = 0; s < SLOTS; s++) {
+		if (!live[s])
+			continue;
+		stag_tpt_remove(tpt, live[s]);
+		kfree_rcu(live[s], rcu);
+	}
+}
+
+static struct kunit_case stag_tpt_cases[] = {
+	KUNIT_CASE(stag_tpt_add_gives_findable_key),
+	KUNIT_CASE(stag_tpt_lookup_needs_the_key_byte),
+	KUNIT_CASE(stag_tpt_lookup_after_remove_fails),
+	KUNIT_CASE(stag_tpt_full_table_is_enomem),
+	KUNIT_CASE(stag_tpt_key_rotates_on_reuse),
+	KUNIT_CASE(stag_tpt_matches_naive_table),
+	{}
+};
+
+static struct kunit_suite stag_tpt_suite = {
+	.name = "stag_tpt",
+	.test_cases = stag_tpt_cases,
+};
+
+kunit_test_suite(stag_tpt_suite);

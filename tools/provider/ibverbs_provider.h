@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * stag's own declarations of the libibverbs provider interface.
+ *
+ * rdma-core does not install libibverbs/driver.h or kern-abi.h, so a
+ * provider built outside rdma-core has to declare what it uses. This is the
+ * minimal subset stag needs, written to match IBVERBS_PRIVATE_34 as shipped
+ * by rdma-core 44.0 (Debian 12) up to and including rdma-core 56.1
+ * (Debian 13), which both export the private ABI under the same version
+ * node. Sources: libibverbs/driver.h and libibverbs/kern-abi.h of rdma-core
+ * (the v44-era tree), cross-checked against the binaries:
+ *
+ *  - verbs_context_ops: the member order was read from the relocations of
+ *    verbs_dummy_ops in libibverbs.a (dummy_ops.c.o) of both 44.0-2 and
+ *    56.1-1; the two are identical, 76 entries, 608 bytes. "make abi-check"
+ *    repeats that comparison against whatever libibverbs.a is installed.
+ *    rdma-core keeps this struct sorted by name and never bumped the
+ *    private ABI when it grew (query_qp_data_in_order, import_dm and
+ *    unimport_dm arrived in the middle), so a rdma-core newer than 56 may
+ *    move members without notice: rerun abi-check before trusting one.
+ *  - verbs_device_ops, verbs_match_ent: the relocations and contents of
+ *    siw_dev_ops and rnic_table in libsiw-rdmav34.a (44.0 and 56.1).
+ *  - verbs_device: the offsets libibverbs.so.1 itself uses (refcount at
+ *    0x2a0, core_support at 0x2c0) and siw's calloc size, both versions.
+ *  - The ibv_cmd_* signatures and command sizes: the call sites in siw.c.o
+ *    (44.0 and 56.1), which pass the same sizes as the structs below.
+ *
+ * Between 44 and 56 the public <infiniband/verbs.h> kept struct ibv_device,
+ * ibv_context and verbs_context unchanged; struct ibv_port_attr grew
+ * (active_speed_ex), which is why query_port only ever passes the caller's
+ * buffer through and never copies a struct ibv_port_attr of its own.
+ */
+#ifndef STAG_IBVERBS_PROVIDER_H
+#define STAG_IBVERBS_PROVIDER_H
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+
+/* The private ABI the provider file name and the register symbol carry. */
+#define IBVERBS_PABI_VERSION	34
+
+struct verbs_device;
+struct verbs_mr;	/* only pointers to it appear until stag has MRs */
+
+/* ccan's struct list_node, as embedded in struct verbs_device. */
+struct verbs_list_node {
+	struct verbs_list_node *next;
+	struct verbs_list_node *prev;
+};
+
+/*
+ * An rdma device found in sysfs or over netlink. Owned by libibverbs and
+ * grown by it between releases (num_ports, fw_ver), so stag never looks
+ * inside.
+ */
+struct verbs_sysfs_dev;
+
+enum {
+	VERBS_MATCH_SENTINEL	= 0,
+	VERBS_MATCH_PCI		= 1,
+	VERBS_MATCH_MODALIAS	= 2,
+	VERBS_MATCH_DRIVER_ID	= 3,
+};
+
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;
+};
+
+/*
+ * libibverbs first tries "rdma_device:N<ibdev name>" against every
+ * VERBS_MATCH_MODALIAS entry with fnmatch(), so this matches devices whose
+ * name starts with the prefix, whatever their parent device is.
+ */
+#define VERBS_NAME_MATCH(_name_prefix, _data)				\
+	{								\
+		.driver_data = (_data),					\
+		.u.modalias = "rdma_device:*N" _name_prefix "*",	\
+		.kind = VERBS_MATCH_MODALIAS,				\
+	}
+
+#define VERBS_DRIVER_ID(_id)						\
+	{								\
+		.u.driver_id = (_id),					\
+		.kind = VERBS_MATCH_DRIVER_ID,				\
+	}
+
+struct verbs_device_ops {
+	const char *name;
+
+	/* Bounds on the device's sysfs abi_version (ib_device_ops.uverbs_abi_ver). */
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;
+	const struct verbs_device_ops **static_providers;
+
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+
+	struct verbs_context *(*alloc_context)(struct ibv_device *device, int cmd_fd,
+					       void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device, int cmd_fd);
+
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+struct verbs_device {
+	struct ibv_device device;	/* must be first */
+	const struct verbs_device_ops *ops;
+	atomic_int refcount;
+	struct verbs_list_node entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+
+/* Every op a provider may supply, sorted by name as rdma-core keeps it. */
+struct verbs_context_ops {
+	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+			 struct ibv_sge *sg_list, uint32_t num_sges);
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
+	struct ibv_pd *(*alloc_parent_domain)(struct ibv_context *context,
+					      struct ibv_parent_domain_init_attr *attr);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
+	struct ibv_td *(*alloc_td)(struct ibv_context *context,
+				   struct ibv_td_init_attr *init_attr);
+	void (*async_event)(struct ibv_context *context, struct ibv_async_event *event);
+	int (*attach_counters_point_flow)(struct ibv_counters *counters,
+					  struct ibv_counter_attach_attr *attr,
+					  struct ibv_flow *flow);
+	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+	int (*close_xrcd)(struct ibv_xrcd *xrcd);
+	void (*cq_event)(struct ibv_cq *cq);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+	struct ibv_counters *(*create_counters)(struct ibv_context *context,
+						struct ibv_counters_init_attr *init_attr);
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
+				    struct ibv_comp_channel *channel, int comp_vector);
+	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
+					  struct ibv_cq_init_attr_ex *init_attr);
+	struct ibv_flow *(*create_flow)(struct ibv_qp *qp, struct ibv_flow_attr *flow_attr);
+	struct ibv_flow_action *(*create_flow_action_esp)(struct ibv_context *context,
+							  struct ibv_flow_action_esp_attr *attr);
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *qp_init_attr_ex);
+	struct ibv_rwq_ind_table *(*create_rwq_ind_table)(struct ibv_context *context,
+							  struct ibv_rwq_ind_table_init_attr *attr);
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr);
+	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
+					 struct ibv_srq_init_attr_ex *srq_init_attr_ex);
+	struct ibv_wq *(*create_wq)(struct ibv_context *context,
+				    struct ibv_wq_init_attr *wq_init_attr);
+	int (*dealloc_mw)(struct ibv_mw *mw);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	int (*dealloc_td)(struct ibv_td *td);
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	int (*destroy_ah)(struct ibv_ah *ah);
+	int (*destroy_counters)(struct ibv_counters *counters);
+	int (*destroy_cq)(struct ibv_cq *cq);
+	int (*destroy_flow)(struct ibv_flow *flow);
+	int (*destroy_flow_action)(struct ibv_flow_action *action);
+	int (*destroy_qp)(struct ibv_qp *qp);
+	int (*destroy_rwq_ind_table)(struct ibv_rwq_ind_table *rwq_ind_table);
+	int (*destroy_srq)(struct ibv_srq *srq);
+	int (*destroy_wq)(struct ibv_wq *wq);
+	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+	void (*free_context)(struct ibv_context *context);
+	int (*free_dm)(struct ibv_dm *dm);
+	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	struct ibv_dm *(*import_dm)(struct ibv_context *context, uint32_t dm_handle);
+	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
+	struct ibv_pd *(*import_pd)(struct ibv_context *context, uint32_t pd_handle);
+	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
+	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
+				      struct ibv_flow_action_esp_attr *attr);
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+	int (*modify_qp_rate_limit)(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr);
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask);
+	int (*modify_wq)(struct ibv_wq *wq, struct ibv_wq_attr *wq_attr);
+	struct ibv_qp *(*open_qp)(struct ibv_context *context, struct ibv_qp_open_attr *attr);
+	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
+				      struct ibv_xrcd_init_attr *xrcd_init_attr);
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+	int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op);
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
+			     struct ibv_recv_wr **bad_recv_wr);
+	int (*query_device_ex)(struct ibv_context *context,
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr, size_t attr_size);
+	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	int (*query_port)(struct ibv_context *context, uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			struct ibv_qp_init_attr *init_attr);
+	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags);
+	int (*query_rt_values)(struct ibv_context *context, struct ibv_values_ex *values);
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+	int (*read_counters)(struct ibv_counters *counters, uint64_t *counters_value,
+			     uint32_t ncounters, uint32_t flags);
+	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset,
+				    size_t length, unsigned int access);
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset, size_t length,
+					uint64_t iova, int fd, int access);
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+				 int access);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
+			size_t length, int access);
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	void (*unimport_dm)(struct ibv_dm *dm);
+	void (*unimport_mr)(struct ibv_mr *mr);
+	void (*unimport_pd)(struct ibv_pd *pd);
+};
+
+/*
+ * Offsets measured in the 44.0 and 56.1 binaries (see the top of this
+ * file); a wrong member here would make libibverbs call the wrong function.
+ */
+#define VERBS_OP_SLOT(_op) (offsetof(struct verbs_context_ops, _op) / sizeof(void *))
+static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_context_ops size");
+static_assert(VERBS_OP_SLOT(alloc_pd) == 5, "verbs_context_ops.alloc_pd");
+static_assert(VERBS_OP_SLOT(async_event) == 7, "verbs_context_ops.async_event");
+static_assert(VERBS_OP_SLOT(dealloc_pd) == 26, "verbs_context_ops.dealloc_pd");
+static_assert(VERBS_OP_SLOT(free_context) == 39, "verbs_context_ops.free_context");
+static_assert(VERBS_OP_SLOT(query_device_ex) == 58, "verbs_context_ops.query_device_ex");
+static_assert(VERBS_OP_SLOT(query_port) == 60, "verbs_context_ops.query_port");
+static_assert(VERBS_OP_SLOT(reg_mr) == 68, "verbs_context_ops.reg_mr");
+static_assert(VERBS_OP_SLOT(unimport_pd) == 75, "verbs_context_ops.unimport_pd");
+static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops size");
+static_assert(offsetof(struct verbs_device_ops, match_table) == 16, "verbs_device_ops.match_table");
+static_assert(offsetof(struct verbs_device_ops, alloc_context) == 40,
+	      "verbs_device_ops.alloc_context");
+static_assert(offsetof(struct verbs_device_ops, alloc_device) == 56,
+	      "verbs_device_ops.alloc_device");
+static_assert(sizeof(struct verbs_match_ent) == 24, "verbs_match_ent size");
+static_assert(offsetof(struct verbs_match_ent, kind) == 20, "verbs_match_ent.kind");
+static_assert(offsetof(struct verbs_device, refcount) == 0x2a0, "verbs_device.refcount");
+static_assert(offsetof(struct verbs_device, core_support) == 0x2c0, "verbs_device.core_support");
+static_assert(sizeof(struct verbs_device) == 0x2c8, "verbs_device size");
+static_assert(offsetof(struct verbs_context, context) == 0x140, "verbs_context.context");
+
+static inline struct verbs_device *verbs_get_device(const struct ibv_device *dev)
+{
+	return (struct verbs_device *)((char *)dev - offsetof(struct verbs_device, device));
+}
+
+/*
+ * The private ABI version is part of the symbol name so that a provider
+ * built for another ABI fails to load instead of misbehaving.
+ */
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+
+/*
+ * rdma-core's PROVIDER_DRIVER also aliases the ops to verbs_provider_<name>
+ * for statically linked libibverbs; an out-of-tree provider is only ever
+ * dlopen()ed, so the constructor alone is enough.
+ */
+#define PROVIDER_DRIVER(_provider_name, _drv_struct)				\
+	static __attribute__((constructor)) void _provider_name##_register_driver(void) \
+	{									\
+		verbs_register_driver_34(&(_drv_struct));			\
+	}
+
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,
+				    struct verbs_context *context_offset, uint32_t driver_id);
+
+/*
+ * Allocates and zeroes a driver context of the given type, whose member
+ * ctx_memb is the verbs_context, and initialises that member. rdma-core's
+ * macro takes a pointer variable instead of the type; the call is the same.
+ */
+#define verbs_init_and_alloc_context(ibdev, cmd_fd, type, ctx_memb, driver_id)		\
+	((type *)_verbs_init_and_alloc_context((ibdev), (cmd_fd), sizeof(type),		\
+					       (struct verbs_context *)offsetof(type, ctx_memb), \
+					       (driver_id)))
+
+void verbs_uninit_context(struct verbs_context *context);
+void verbs_set_ops(struct verbs_context *vctx, const struct verbs_context_ops *ops);
+
+/*
+ * Write-path command buffers: a uverbs header followed by the kernel's
+ * request struct (kern-abi.h's DECLARE_CMD). A provider with a request tail
+ * of its own puts it right after one of these.
+ */
+struct ibv_get_context {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_get_context core_payload;
+};
+
+struct ibv_query_port {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_port core_payload;
+};
+
+struct ibv_alloc_pd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_pd core_payload;
+};
+
+static_assert(sizeof(struct ibv_get_context) == 16, "ibv_get_context size");
+static_assert(sizeof(struct ibv_query_port) == 24, "ibv_query_port size");
+static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd size");
+
+/*
+ * cmd/resp point at the whole buffer, sizes include the driver tail: the
+ * core part is sent as the uverbs attributes, whatever follows it as the
+ * driver's udata.
+ */
+int ibv_cmd_get_context(struct verbs_context *context, struct ibv_get_context *cmd,
+			size_t cmd_size, struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp, size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr, struct ibv_query_port *cmd,
+		       size_t cmd_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd, struct ibv_alloc_pd *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+#endif /* STAG_IBVERBS_PROVIDER_H */

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * stag libibverbs provider: device matching, context setup and teardown,
+ * and registration with libibverbs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "stag.h"
+
+/*
+ * verbs_set_ops() copies only the ops set here; the rest keep libibverbs'
+ * verbs_dummy_ops, which fail with EOPNOTSUPP, as the module does for every
+ * verb it does not implement yet.
+ */
+static void stag_free_context(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops stag_context_ops = {
+	.alloc_pd = stag_alloc_pd,
+	.dealloc_pd = stag_dealloc_pd,
+	.free_context = stag_free_context,
+	.query_device_ex = stag_query_device_ex,
+	.query_port = stag_query_port,
+};
+
+static struct verbs_context *stag_alloc_context(struct ibv_device *ibdev, int cmd_fd,
+						void *private_data)
+{
+	struct stag_get_context_resp resp = {};
+	struct ibv_get_context cmd = {};
+	struct stag_context *ctx;
+	int ret;
+
+	(void)private_data;
+
+	/* The kernel has no driver id for stag; it is found by name. */
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, struct stag_context, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_uninit_context;
+
+	/*
+	 * sysfs already matched the module's ABI; a different answer here
+	 * means the module and its sysfs disagree, and nothing else it says
+	 * can be trusted.
+	 */
+	if (resp.drv.abi_version != STAG_UVERBS_ABI_VERSION) {
+		ret = EPROTO;
+		goto err_uninit_context;
+	}
+	ctx->abi_version = resp.drv.abi_version;
+
+	verbs_set_ops(&ctx->ibv_ctx, &stag_context_ops);
+	return &ctx->ibv_ctx;
+
+err_uninit_context:
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = ret;
+	return NULL;
+}
+
+static void stag_free_context(struct ibv_context *ibctx)
+{
+	struct stag_context *ctx = to_stag_ctx(ibctx);
+
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static struct verbs_device *stag_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct stag_device *dev;
+
+	(void)sysfs_dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	return &dev->ibv_dev;
+}
+
+static void stag_uninit_device(struct verbs_device *vdev)
+{
+	free(container_of(vdev, struct stag_device, ibv_dev));
+}
+
+static const struct verbs_match_ent stag_match_table[] = {
+	VERBS_NAME_MATCH(STAG_DEVICE_NAME_PREFIX, NULL),
+	{},
+};
+
+static const struct verbs_device_ops stag_dev_ops = {
+	.name = "stag",
+	/* libibverbs compares these with the device's sysfs abi_version. */
+	.match_min_abi_version = STAG_UVERBS_ABI_VERSION,
+	.match_max_abi_version = STAG_UVERBS_ABI_VERSION,
+	.match_table = stag_match_table,
+	.alloc_device = stag_alloc_device,
+	.uninit_device = stag_uninit_device,
+	.alloc_context = stag_alloc_context,
+};
+
+PROVIDER_DRIVER(stag, stag_dev_ops);

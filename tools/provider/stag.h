@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * stag libibverbs provider: private objects and the verbs the context
+ * table points at. Each object embeds the libibverbs one as its first
+ * member, so libibverbs' pointers convert back with container_of().
+ */
+#ifndef STAG_PROVIDER_H
+#define STAG_PROVIDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/stag-abi.h>
+
+#include "ibverbs_provider.h"
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+struct stag_device {
+	struct verbs_device ibv_dev;
+};
+
+struct stag_context {
+	struct verbs_context ibv_ctx;
+	uint32_t abi_version;
+};
+
+struct stag_pd {
+	struct ibv_pd ibv_pd;
+	uint32_t pdn;
+};
+
+/*
+ * Responses as the kernel writes them: the core uverbs response, then the
+ * driver's udata right after it (kern-abi.h's DECLARE_DRV_CMD layout).
+ */
+struct stag_get_context_resp {
+	struct ib_uverbs_get_context_resp ibv_resp;
+	struct stag_alloc_ucontext_resp drv;
+};
+
+struct stag_alloc_pd_resp_full {
+	struct ib_uverbs_alloc_pd_resp ibv_resp;
+	struct stag_alloc_pd_resp drv;
+};
+
+static_assert(offsetof(struct stag_get_context_resp, drv) ==
+	      sizeof(struct ib_uverbs_get_context_resp), "padding before the udata");
+static_assert(offsetof(struct stag_alloc_pd_resp_full, drv) ==
+	      sizeof(struct ib_uverbs_alloc_pd_resp), "padding before the udata");
+
+static inline struct stag_context *to_stag_ctx(struct ibv_context *ctx)
+{
+	return container_of(ctx, struct stag_context, ibv_ctx.context);
+}
+
+static inline struct stag_pd *to_stag_pd(struct ibv_pd *pd)
+{
+	return container_of(pd, struct stag_pd, ibv_pd);
+}
+
+int stag_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
+			 struct ibv_device_attr_ex *attr, size_t attr_size);
+int stag_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_attr *attr);
+struct ibv_pd *stag_alloc_pd(struct ibv_context *ctx);
+int stag_dealloc_pd(struct ibv_pd *pd);
+
+#endif /* STAG_PROVIDER_H */
