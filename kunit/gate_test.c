@@ -19,73 +19,83 @@
 #define RA	IB_ACCESS_REMOTE_ATOMIC
 #define ALL	(LW | RR | RW | RA)
 
-enum key_kind { KEY_OK, KEY_BAD_BYTE, KEY_INVALID, KEY_FREE };
+/* How the access presents itself. */
+enum key_kind { KEY_OK, KEY_BAD_BYTE, KEY_INVALID, KEY_FREE, KEY_OTHER_PD };
+
+enum region { STD, TOP, END, DMA, OFF, ZB };
+
+/* The regions the cases use: iova, length and where iova falls in a page. */
+static const struct {
+	u64 iova, length, pages_offset;
+} regions[] = {
+	[STD] = { 0x1000, 0x100, 0 },
+	[TOP] = { U64_MAX - 0xff, 0xff, 0 },		/* ends below U64_MAX */
+	[END] = { U64_MAX - 0xff, 0x100, 0 },		/* last byte is U64_MAX */
+	[DMA] = { 0, U64_MAX, 0 },			/* all of memory */
+	[OFF] = { 0x7f0000001234, 0x3000, 0x234 },	/* iova != VA */
+	[ZB] = { 0, 0x3000, 0x200 },			/* zero-based */
+};
 
 struct gate_case {
 	const char *name;
-	/* the entry */
 	int rights;
-	u64 iova, length, pages_offset;
-	/* the access */
+	enum region region;
 	enum key_kind key;
-	bool other_pd;
 	int access;
 	u64 addr, len;
-	/* the outcome */
 	int expected;
 	u64 offset;	/* checked when expected == 0 and len != 0 */
 };
 
 static const struct gate_case gate_cases[] = {
 	/* key and state */
-	{ "valid key", ALL, 0x1000, 0x100, 0, KEY_OK, false, 0, 0x1000, 1, 0, 0 },
-	{ "wrong key byte", ALL, 0x1000, 0x100, 0, KEY_BAD_BYTE, false, 0, 0x1000, 1, -ENOENT },
-	{ "invalidated entry", ALL, 0x1000, 0x100, 0, KEY_INVALID, false, 0, 0x1000, 1, -ENOENT },
-	{ "never-valid entry", ALL, 0x1000, 0x100, 0, KEY_FREE, false, 0, 0x1000, 1, -ENOENT },
+	{ "valid key", ALL, STD, KEY_OK, 0, 0x1000, 1, 0, 0 },
+	{ "wrong key byte", ALL, STD, KEY_BAD_BYTE, 0, 0x1000, 1, -ENOENT },
+	{ "invalidated entry", ALL, STD, KEY_INVALID, 0, 0x1000, 1, -ENOENT },
+	{ "never-valid entry", ALL, STD, KEY_FREE, 0, 0x1000, 1, -ENOENT },
 	/* PD comes before rights and bounds */
-	{ "other PD", ALL, 0x1000, 0x100, 0, KEY_OK, true, 0, 0x1000, 1, -EPERM },
-	{ "other PD, bad bounds too", ALL, 0x1000, 0x100, 0, KEY_OK, true, RW, 0x9000, 1, -EPERM },
+	{ "other PD", ALL, STD, KEY_OTHER_PD, 0, 0x1000, 1, -EPERM },
+	{ "other PD, bad bounds too", ALL, STD, KEY_OTHER_PD, RW, 0x9000, 1, -EPERM },
 	/* rights: local read is always granted */
-	{ "local read, no rights", 0, 0x1000, 0x100, 0, KEY_OK, false, 0, 0x1000, 0x100, 0, 0 },
-	{ "local write granted", LW, 0x1000, 0x100, 0, KEY_OK, false, LW, 0x1000, 1, 0, 0 },
-	{ "local write missing", RR, 0x1000, 0x100, 0, KEY_OK, false, LW, 0x1000, 1, -EACCES },
-	{ "remote read granted", RR, 0x1000, 0x100, 0, KEY_OK, false, RR, 0x1000, 1, 0, 0 },
-	{ "remote read missing", LW | RW, 0x1000, 0x100, 0, KEY_OK, false, RR, 0x1000, 1, -EACCES },
-	{ "remote write granted", LW | RW, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, 1, 0, 0 },
-	{ "remote write missing", LW | RR, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, 1, -EACCES },
-	{ "remote atomic granted", LW | RA, 0x1000, 0x100, 0, KEY_OK, false, RA, 0x1000, 8, 0, 0 },
-	{ "remote atomic missing", LW | RW, 0x1000, 0x100, 0, KEY_OK, false, RA, 0x1000, 8, -EACCES },
-	{ "two rights, one missing", LW | RR, 0x1000, 0x100, 0, KEY_OK, false, RR | RW, 0x1000, 1, -EACCES },
-	{ "unknown right", ALL, 0x1000, 0x100, 0, KEY_OK, false, IB_ACCESS_MW_BIND, 0x1000, 1, -EACCES },
-	{ "rights before bounds", RR, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x9000, 1, -EACCES },
+	{ "local read, no rights", 0, STD, KEY_OK, 0, 0x1000, 0x100, 0, 0 },
+	{ "local write granted", LW, STD, KEY_OK, LW, 0x1000, 1, 0, 0 },
+	{ "local write missing", RR, STD, KEY_OK, LW, 0x1000, 1, -EACCES },
+	{ "remote read granted", RR, STD, KEY_OK, RR, 0x1000, 1, 0, 0 },
+	{ "remote read missing", LW | RW, STD, KEY_OK, RR, 0x1000, 1, -EACCES },
+	{ "remote write granted", LW | RW, STD, KEY_OK, RW, 0x1000, 1, 0, 0 },
+	{ "remote write missing", LW | RR, STD, KEY_OK, RW, 0x1000, 1, -EACCES },
+	{ "remote atomic granted", LW | RA, STD, KEY_OK, RA, 0x1000, 8, 0, 0 },
+	{ "remote atomic missing", LW | RW, STD, KEY_OK, RA, 0x1000, 8, -EACCES },
+	{ "two rights, one missing", LW | RR, STD, KEY_OK, RR | RW, 0x1000, 1, -EACCES },
+	{ "unknown right", ALL, STD, KEY_OK, IB_ACCESS_MW_BIND, 0x1000, 1, -EACCES },
+	{ "rights before bounds", RR, STD, KEY_OK, RW, 0x9000, 1, -EACCES },
 	/* bounds */
-	{ "first byte", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, 1, 0, 0 },
-	{ "last byte", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x10ff, 1, 0, 0xff },
-	{ "whole region", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, 0x100, 0, 0 },
-	{ "one byte before", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0xfff, 1, -ERANGE },
-	{ "one byte past", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1100, 1, -ERANGE },
-	{ "straddles the end", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x10ff, 2, -ERANGE },
-	{ "straddles the start", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0xfff, 2, -ERANGE },
-	{ "one byte too long", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, 0x101, -ERANGE },
-	{ "zero length inside", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1080, 0, 0 },
-	{ "zero length far outside", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x9000, 0, 0 },
-	{ "zero length, bad key", ALL, 0x1000, 0x100, 0, KEY_BAD_BYTE, false, RW, 0x1000, 0, 0 },
+	{ "first byte", ALL, STD, KEY_OK, RW, 0x1000, 1, 0, 0 },
+	{ "last byte", ALL, STD, KEY_OK, RW, 0x10ff, 1, 0, 0xff },
+	{ "whole region", ALL, STD, KEY_OK, RW, 0x1000, 0x100, 0, 0 },
+	{ "one byte before", ALL, STD, KEY_OK, RW, 0xfff, 1, -ERANGE },
+	{ "one byte past", ALL, STD, KEY_OK, RW, 0x1100, 1, -ERANGE },
+	{ "straddles the end", ALL, STD, KEY_OK, RW, 0x10ff, 2, -ERANGE },
+	{ "straddles the start", ALL, STD, KEY_OK, RW, 0xfff, 2, -ERANGE },
+	{ "one byte too long", ALL, STD, KEY_OK, RW, 0x1000, 0x101, -ERANGE },
+	{ "zero length inside", ALL, STD, KEY_OK, RW, 0x1080, 0, 0 },
+	{ "zero length far outside", ALL, STD, KEY_OK, RW, 0x9000, 0, 0 },
+	{ "zero length, bad key", ALL, STD, KEY_BAD_BYTE, RW, 0x1000, 0, 0 },
 	/* wrap past U64_MAX */
-	{ "len wraps past U64_MAX", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, 0x1000, U64_MAX, -ERANGE },
-	{ "addr + len wraps to inside", ALL, 0x1000, 0x100, 0, KEY_OK, false, RW, U64_MAX, 0x1002, -ERANGE },
-	{ "region ending at U64_MAX: last byte", ALL, U64_MAX - 0xff, 0xff, 0, KEY_OK, false, RW,
-	  U64_MAX - 1, 1, 0, 0xfe },
-	{ "region ending at U64_MAX: U64_MAX itself", ALL, U64_MAX - 0xff, 0xff, 0, KEY_OK, false,
-	  RW, U64_MAX, 1, -ERANGE },
-	{ "DMA region: near the top", ALL, 0, U64_MAX, 0, KEY_OK, false, RW, U64_MAX - 1, 1,
-	  0, U64_MAX - 1 },
-	{ "DMA region: wraps", ALL, 0, U64_MAX, 0, KEY_OK, false, RW, U64_MAX - 1, 2, -ERANGE },
+	{ "len wraps past U64_MAX", ALL, STD, KEY_OK, RW, 0x1000, U64_MAX, -ERANGE },
+	{ "addr + len wraps to inside", ALL, STD, KEY_OK, RW, U64_MAX, 0x1002, -ERANGE },
+	{ "below U64_MAX: last byte", ALL, TOP, KEY_OK, RW, U64_MAX - 1, 1, 0, 0xfe },
+	{ "below U64_MAX: U64_MAX itself", ALL, TOP, KEY_OK, RW, U64_MAX, 1, -ERANGE },
+	{ "at U64_MAX: last byte", ALL, END, KEY_OK, RW, U64_MAX, 1, 0, 0xff },
+	{ "at U64_MAX: whole region", ALL, END, KEY_OK, RW, U64_MAX - 0xff, 0x100, 0, 0 },
+	{ "at U64_MAX: one too many", ALL, END, KEY_OK, RW, U64_MAX - 0xff, 0x101, -ERANGE },
+	{ "DMA region: near the top", ALL, DMA, KEY_OK, RW, U64_MAX - 1, 1, 0, U64_MAX - 1 },
+	{ "DMA region: wraps", ALL, DMA, KEY_OK, RW, U64_MAX - 1, 2, -ERANGE },
 	/* iova != VA, and zero-based: the offset is into the pages */
-	{ "iova differs from VA", ALL, 0x7f0000001234, 0x3000, 0x234, KEY_OK, false, RW,
-	  0x7f0000002000, 0x10, 0, 0x1000 },
-	{ "zero-based: first byte", ALL, 0, 0x3000, 0x200, KEY_OK, false, RW, 0, 1, 0, 0x200 },
-	{ "zero-based: last byte", ALL, 0, 0x3000, 0x200, KEY_OK, false, RW, 0x2fff, 1, 0, 0x31ff },
-	{ "zero-based: one past", ALL, 0, 0x3000, 0x200, KEY_OK, false, RW, 0x3000, 1, -ERANGE },
+	{ "iova differs from VA", ALL, OFF, KEY_OK, RW, 0x7f0000002000, 0x10, 0, 0x1000 },
+	{ "zero-based: first byte", ALL, ZB, KEY_OK, RW, 0, 1, 0, 0x200 },
+	{ "zero-based: last byte", ALL, ZB, KEY_OK, RW, 0x2fff, 1, 0, 0x31ff },
+	{ "zero-based: one past", ALL, ZB, KEY_OK, RW, 0x3000, 1, -ERANGE },
 };
 
 static void gate_case_desc(const struct gate_case *c, char *desc)
@@ -128,17 +138,19 @@ static void stag_gate_table(struct kunit *test)
 	stag_tpt_entry_init(e, STAG_TPT_MR, tpt);
 	e->pd = pd;
 	e->access = c->rights;
-	e->iova = c->iova;
-	e->length = c->length;
-	e->pages_offset = c->pages_offset;
+	e->iova = regions[c->region].iova;
+	e->length = regions[c->region].length;
+	e->pages_offset = regions[c->region].pages_offset;
 	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, entry_release, e), 0);
 	if (c->key != KEY_FREE)
 		stag_tpt_set_state(e, c->key == KEY_INVALID ? STAG_TPT_INVALID : STAG_TPT_VALID);
 
 	key = c->key == KEY_BAD_BYTE ? e->key ^ 0x5a : e->key;
-	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, key, c->other_pd ? other : pd, c->access,
-					      c->addr, c->len, &ref), c->expected);
+	if (c->key == KEY_OTHER_PD)
+		pd = other;
+	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, key, pd, c->access, c->addr, c->len, &ref),
+			c->expected);
 	if (c->expected || !c->len) {
 		KUNIT_EXPECT_NULL(test, ref.entry);
 		/* A failed or empty access holds nothing. */
@@ -169,8 +181,11 @@ static const struct access_case access_cases[] = {
 	{ RA, -EINVAL },
 	{ RR | RW, -EINVAL },
 	{ RR | RA, -EINVAL },
-	{ IB_ACCESS_ZERO_BASED, -EINVAL },
-	{ IB_ACCESS_ON_DEMAND, -EINVAL },
+	{ IB_ZERO_BASED, -EOPNOTSUPP },
+	{ IB_ACCESS_ON_DEMAND, -EOPNOTSUPP },
+	{ IB_ACCESS_HUGETLB, -EOPNOTSUPP },
+	{ LW | RW | IB_ACCESS_FLUSH_GLOBAL, -EOPNOTSUPP },
+	{ RW | IB_ACCESS_ON_DEMAND, -EINVAL },
 	{ IB_ACCESS_RELAXED_ORDERING, 0 },
 	{ 1 << 29, 0 },
 	{ 1 << 30, -EINVAL },
@@ -219,7 +234,7 @@ static void stag_gate_invalidate_under_access(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, completion_done(&e->idle));
 	stag_gate_exit(&held);
 	stag_tpt_remove(tpt, e);
-	KUNIT_EXPECT_TRUE(test, completion_done(&e->idle));
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 0U);
 }
 
 static struct kunit_case stag_gate_cases[] = {

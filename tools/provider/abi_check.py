@@ -10,6 +10,11 @@ give the layout libibverbs was built with, without its private headers:
   - siw_dev_ops in libsiw-rdmav<PABI>.a is a struct verbs_device_ops whose
     pointer members point at functions and a match table.
 
+struct verbs_mr has no relocations; its layout comes from code instead:
+ibv_cmd_reg_mr (libibverbs.a, cmd.c.o) stores IBV_MR_TYPE_MR (0) and its
+access argument through its vmr argument, and siw's reg_mr callocs a
+struct siw_mr, which is a verbs_mr and nothing else.
+
 The header's offsets (compiled with the same compiler) must equal them.
 Prints one line per check and "abi-check: N passed, N failed".
 """
@@ -72,6 +77,56 @@ def relocs_in(obj, suffix):
             name = by_addr.get((name, addend), name)
         out[off - start] = re.sub(r'^rdmacore[0-9_]+?_(?=[a-z])', '', name)
     return out
+
+
+def disasm(obj, func):
+    """The instructions of func (any rdmacore<ver>_ prefix) as text lines."""
+    out = subprocess.run(['objdump', '-d', '--no-show-raw-insn', obj], check=True,
+                         capture_output=True, text=True).stdout
+    m = re.search(r'^[0-9a-f]+ <(?:rdmacore[0-9_]+?_)?%s>:\n(.*?)(?:\n\n|\Z)' % func, out,
+                  re.S | re.M)
+    if not m:
+        raise LookupError('%s not in %s' % (func, obj))
+    return [line.split('\t', 1)[1].strip() for line in m.group(1).splitlines() if '\t' in line]
+
+
+def reg_mr_stores(insns):
+    """{'mr_type': off, 'access': off} from ibv_cmd_reg_mr's stores into vmr.
+
+    vmr is the 6th argument (%r9) and access the 5th (%r8d); both are
+    copied to callee-saved registers before the command is sent.
+    """
+    vmr = access = None
+    out = {}
+    for ins in insns:
+        m = re.match(r'mov\s+%r9,(%r\w+)$', ins)
+        if m and vmr is None:
+            vmr = m.group(1)
+        m = re.match(r'mov\s+%r8d,(%\w+)$', ins)
+        if m and access is None:
+            access = m.group(1)
+        if vmr is None:
+            continue
+        m = re.match(r'movl\s+\$0x0,(0x[0-9a-f]+)\(%s\)$' % vmr, ins)
+        if m:
+            out.setdefault('mr_type', int(m.group(1), 16))
+        if access:
+            m = re.match(r'mov\s+%s,(0x[0-9a-f]+)\(%s\)$' % (access, vmr), ins)
+            if m:
+                out.setdefault('access', int(m.group(1), 16))
+    return out
+
+
+def calloc_size(insns):
+    """The size a function passes to its first calloc(1, size)."""
+    size = None
+    for ins in insns:
+        m = re.match(r'mov\s+\$(0x[0-9a-f]+),%esi$', ins)
+        if m:
+            size = int(m.group(1), 16)
+        if re.match(r'call\s', ins) and size is not None:
+            return size
+    return None
 
 
 def extract(archive, member, outdir):
@@ -138,6 +193,17 @@ def main():
         theirs = dict((name, off) for off, name in siw.items())
         wrong = [m for m, sym in SIW_DEV_OPS.items() if theirs.get(sym) != ours[m]]
         check('verbs_device_ops member offsets', not wrong, ', '.join(wrong))
+
+        ours = header_offsets(header, 'verbs_mr', ['mr_type', 'access'], tmp)
+        cmd = extract(libfile('libibverbs.a'), 'cmd.c.o', tmp)
+        theirs = reg_mr_stores(disasm(cmd, 'ibv_cmd_reg_mr'))
+        wrong = [m for m in ('mr_type', 'access') if theirs.get(m) != ours[m]]
+        check('verbs_mr member offsets', not wrong,
+              ', '.join('%s: header %#x, ibv_cmd_reg_mr %s' %
+                        (m, ours[m], theirs.get(m) and hex(theirs[m])) for m in wrong))
+        size = calloc_size(disasm(os.path.join(tmp, 'siw.c.o'), 'siw_reg_mr'))
+        check('verbs_mr size', size == ours['size'],
+              'header %#x, siw_reg_mr callocs %s' % (ours['size'], size and hex(size)))
 
     print('abi-check: %d passed, %d failed' % (passed, failed))
     return 1 if failed else 0

@@ -24,6 +24,11 @@
  *    0x2a0, core_support at 0x2c0) and siw's calloc size, both versions.
  *  - The ibv_cmd_* signatures and command sizes: the call sites in siw.c.o
  *    (44.0 and 56.1), which pass the same sizes as the structs below.
+ *  - verbs_mr: the stores ibv_cmd_reg_mr makes into it in libibverbs.a
+ *    (mr_type at 0x30, access at 0x34) and the calloc size of siw's and
+ *    rxe's region (0x38, a verbs_mr and nothing else); "make abi-check"
+ *    repeats both. The ibv_cmd_{reg,rereg,dereg}_mr argument orders were
+ *    read from the same disassembly (44.0).
  *
  * Between 44 and 56 the public <infiniband/verbs.h> kept struct ibv_device,
  * ibv_context and verbs_context unchanged; struct ibv_port_attr grew
@@ -48,7 +53,6 @@
 #define IBVERBS_PABI_VERSION	34
 
 struct verbs_device;
-struct verbs_mr;	/* only pointers to it appear until stag has MRs */
 
 /* ccan's struct list_node, as embedded in struct verbs_device. */
 struct verbs_list_node {
@@ -125,6 +129,24 @@ struct verbs_device {
 	struct verbs_list_node entry;
 	struct verbs_sysfs_dev *sysfs;
 	uint64_t core_support;
+};
+
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+/*
+ * A memory region as libibverbs sees it: ibv_cmd_reg_mr fills ibv_mr's
+ * handle and keys, mr_type and access; ibv_reg_mr fills pd, addr and
+ * length afterwards. A provider's region embeds it first.
+ */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
 };
 
 /* Every op a provider may supply, sorted by name as rdma-core keeps it. */
@@ -258,6 +280,14 @@ static_assert(offsetof(struct verbs_device, refcount) == 0x2a0, "verbs_device.re
 static_assert(offsetof(struct verbs_device, core_support) == 0x2c0, "verbs_device.core_support");
 static_assert(sizeof(struct verbs_device) == 0x2c8, "verbs_device size");
 static_assert(offsetof(struct verbs_context, context) == 0x140, "verbs_context.context");
+static_assert(offsetof(struct verbs_mr, mr_type) == 0x30, "verbs_mr.mr_type");
+static_assert(offsetof(struct verbs_mr, access) == 0x34, "verbs_mr.access");
+static_assert(sizeof(struct verbs_mr) == 0x38, "verbs_mr size");
+
+static inline struct verbs_mr *verbs_get_mr(struct ibv_mr *mr)
+{
+	return (struct verbs_mr *)((char *)mr - offsetof(struct verbs_mr, ibv_mr));
+}
 
 static inline struct verbs_device *verbs_get_device(const struct ibv_device *dev)
 {
@@ -317,9 +347,24 @@ struct ibv_alloc_pd {
 	struct ib_uverbs_alloc_pd core_payload;
 };
 
+struct ibv_reg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_reg_mr core_payload;
+};
+
+struct ibv_rereg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_rereg_mr core_payload;
+};
+
 static_assert(sizeof(struct ibv_get_context) == 16, "ibv_get_context size");
 static_assert(sizeof(struct ibv_query_port) == 24, "ibv_query_port size");
 static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd size");
+/* The core request sizes ibv_cmd_reg_mr and ibv_cmd_rereg_mr send (44.0). */
+static_assert(sizeof(struct ibv_reg_mr) == 0x30, "ibv_reg_mr size");
+static_assert(sizeof(struct ibv_rereg_mr) == 0x38, "ibv_rereg_mr size");
+static_assert(sizeof(struct ib_uverbs_reg_mr_resp) == 12, "ib_uverbs_reg_mr_resp size");
+static_assert(sizeof(struct ib_uverbs_rereg_mr_resp) == 8, "ib_uverbs_rereg_mr_resp size");
 
 /*
  * cmd/resp point at the whole buffer, sizes include the driver tail: the
@@ -339,5 +384,18 @@ int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
 int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd, struct ibv_alloc_pd *cmd,
 		     size_t cmd_size, struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+/*
+ * On success ibv_cmd_reg_mr fills vmr's handle, keys, context, mr_type and
+ * access; the caller (ibv_reg_mr) sets pd, addr and length. On failure
+ * these return the errno (and leave it in errno).
+ */
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access,
+		   struct verbs_mr *vmr, struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr, size_t length,
+		     uint64_t hca_va, int access, struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 
 #endif /* STAG_IBVERBS_PROVIDER_H */

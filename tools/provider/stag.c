@@ -18,9 +18,12 @@ static void stag_free_context(struct ibv_context *ibctx);
 static const struct verbs_context_ops stag_context_ops = {
 	.alloc_pd = stag_alloc_pd,
 	.dealloc_pd = stag_dealloc_pd,
+	.dereg_mr = stag_dereg_mr,
 	.free_context = stag_free_context,
 	.query_device_ex = stag_query_device_ex,
 	.query_port = stag_query_port,
+	.reg_mr = stag_reg_mr,
+	.rereg_mr = stag_rereg_mr,
 };
 
 static struct verbs_context *stag_alloc_context(struct ibv_device *ibdev, int cmd_fd,

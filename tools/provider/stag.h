@@ -31,6 +31,11 @@ struct stag_pd {
 	uint32_t pdn;
 };
 
+/* A user memory region: stag has no driver data for it either way. */
+struct stag_mr {
+	struct verbs_mr vmr;
+};
+
 /*
  * Responses as the kernel writes them: the core uverbs response, then the
  * driver's udata right after it (kern-abi.h's DECLARE_DRV_CMD layout).
@@ -60,10 +65,20 @@ static inline struct stag_pd *to_stag_pd(struct ibv_pd *pd)
 	return container_of(pd, struct stag_pd, ibv_pd);
 }
 
+static inline struct stag_mr *to_stag_mr(struct verbs_mr *vmr)
+{
+	return container_of(vmr, struct stag_mr, vmr);
+}
+
 int stag_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
 			 struct ibv_device_attr_ex *attr, size_t attr_size);
 int stag_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_attr *attr);
 struct ibv_pd *stag_alloc_pd(struct ibv_context *ctx);
 int stag_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *stag_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+			   int access);
+int stag_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
+		  size_t length, int access);
+int stag_dereg_mr(struct verbs_mr *vmr);
 
 #endif /* STAG_PROVIDER_H */

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "stag.h"
@@ -72,5 +73,64 @@ int stag_dealloc_pd(struct ibv_pd *ibpd)
 		return ret;
 
 	free(to_stag_pd(ibpd));
+	return 0;
+}
+
+/*
+ * hca_va is the iova the region's users name its first byte by: the VA for
+ * ibv_reg_mr, anything for ibv_reg_mr_iova (0 for a zero-based region).
+ * The kernel checks it; it passes through unchanged.
+ */
+struct ibv_mr *stag_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+			   int access)
+{
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct ibv_reg_mr cmd = {};
+	struct stag_mr *mr;
+	int ret;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, &mr->vmr, &cmd, sizeof(cmd),
+			     &resp, sizeof(resp));
+	if (ret) {
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	return &mr->vmr.ibv_mr;
+}
+
+/*
+ * ibv_rereg_mr has no iova argument: a new translation is registered at
+ * its VA, as every rdma-core provider does. ibv_cmd_rereg_mr updates the
+ * keys (and the context for a new PD); ibv_rereg_mr the rest.
+ */
+int stag_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
+		  size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp = {};
+	struct ibv_rereg_mr cmd = {};
+	int ret;
+
+	ret = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr, access, pd, &cmd,
+			       sizeof(cmd), &resp, sizeof(resp));
+	if (ret)
+		errno = ret;
+	return ret;
+}
+
+int stag_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	/* On failure the kernel still holds the region, so it must stay valid. */
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+
+	free(to_stag_mr(vmr));
 	return 0;
 }

@@ -24,7 +24,7 @@
  * @pd: the PD of the QP making the access
  * @access: the IB_ACCESS_* rights the access needs (0 for a local read)
  * @addr: the first byte, in the entry's iova space
- * @len: the number of bytes, at least 1
+ * @len: the number of bytes; zero moves nothing and needs no bounds
  *
  * The checks run in a fixed order and each fails with its own errno, so
  * the caller can tell which one failed and report it precisely.
@@ -38,7 +38,7 @@
 int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct ib_pd *pd,
 		    int access, u64 addr, u64 len)
 {
-	u64 end, limit;
+	u64 last, limit;
 
 	if (READ_ONCE(e->key) != key || stag_tpt_state(e) != STAG_TPT_VALID)
 		return -ENOENT;
@@ -46,11 +46,14 @@ int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct ib_pd 
 		return -EPERM;
 	if (access & ~STAG_GATE_RIGHTS || access & ~e->access)
 		return -EACCES;
-	if (addr < e->iova)
-		return -ERANGE;
-	if (check_add_overflow(addr, len, &end) || check_add_overflow(e->iova, e->length, &limit))
-		return -ERANGE;
-	if (end > limit)
+	if (!len)
+		return 0;
+	/*
+	 * Compare last bytes, not ends: a region may end at U64_MAX, and
+	 * there one past its end does not exist.
+	 */
+	if (!e->length || addr < e->iova || check_add_overflow(addr, len - 1, &last) ||
+	    check_add_overflow(e->iova, e->length - 1, &limit) || last > limit)
 		return -ERANGE;
 	return 0;
 }

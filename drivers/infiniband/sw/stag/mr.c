@@ -8,6 +8,7 @@
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <kunit/visibility.h>
+#include <rdma/restrack.h>
 
 #include "dev.h"
 #include "mr.h"
@@ -20,17 +21,22 @@
  *
  * Optional flags (IB_ACCESS_OPTIONAL) are hints and are ignored.
  *
- * Return: 0, or -EINVAL for an unknown flag, or for remote write or remote
- * atomic without local write (IBA 10.6.3.2: a region the remote side may
- * write must be locally writable).
+ * Return: 0; -EINVAL for a flag the verbs do not define, or for remote
+ * write or remote atomic without local write (IBA 10.6.3.2: a region the
+ * remote side may write must be locally writable); -EOPNOTSUPP for a
+ * defined flag stag does not implement (on-demand paging, huge-page
+ * hints, flush targets, the ZERO_BASED flag: zero-based regions are
+ * registered with iova 0 instead).
  */
 int stag_mr_check_access(int access)
 {
-	if (access & ~STAG_MR_ACCESS)
+	if (access & ~IB_ACCESS_SUPPORTED)
 		return -EINVAL;
 	if (access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
+	if (access & ~STAG_MR_ACCESS)
+		return -EOPNOTSUPP;
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_mr_check_access);
@@ -101,41 +107,42 @@ struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
-/**
- * stag_mr_reg_user() - the reg_user_mr verb
- * @ibpd: the PD
- * @start: the user virtual address of the first byte, any alignment
- * @length: the number of bytes, at least 1
- * @iova: the address the region's users name its first byte by
- * @access: IB_ACCESS_* flags
- * @udata: unused: stag has no driver data for this command
- *
- * Return: the region, or ERR_PTR(-EINVAL) for bad flags, an empty range or
- * one whose iova range wraps, -ENOMEM past RLIMIT_MEMLOCK or with the TPT
- * full, -EFAULT for memory that is not mapped. Nothing is pinned after a
- * failure.
+/*
+ * Builds a user region over [start, start + length), pinning it, or over
+ * @share when given (a page list for exactly that range, which gains a
+ * reference and no pins).
  */
-struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
-			       int access, struct ib_udata *udata)
+static struct ib_mr *user_mr_create(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
+				    int access, struct stag_pages *share)
 {
 	struct stag_dev *sdev = to_stag_dev(ibpd->device);
 	struct stag_pages *pages;
 	struct stag_mr *mr;
-	u64 iova_end;
+	u64 iova_last;
 	int ret;
 
 	ret = stag_mr_check_access(access);
 	if (ret)
 		return ERR_PTR(ret);
-	if (!length || check_add_overflow(iova, length, &iova_end))
+	/* The last byte may be U64_MAX; only a range past it wraps. */
+	if (!length || check_add_overflow(iova, length - 1, &iova_last))
 		return ERR_PTR(-EINVAL);
 
 	mr = mr_alloc(ibpd, access);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	pages = stag_pages_pin_user(start, length, mr_writable(access), &ret);
-	if (!pages)
-		goto err_free_mr;
+	if (share) {
+		pages = share;
+		stag_pages_get(pages);
+	} else {
+		pages = stag_pages_pin_user(start, length, mr_writable(access), &ret);
+		if (!pages)
+			goto err_free_mr;
+	}
+	mr->user_start = start;
+	/* The core sets these after reg_user_mr, but not after rereg. */
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
 	mr->entry.pages = pages;
 	mr->entry.pages_offset = offset_in_page(start);
 	mr->entry.iova = iova;
@@ -153,6 +160,73 @@ err_put_pages:
 err_free_mr:
 	kfree(mr);
 	return ERR_PTR(ret);
+}
+
+/**
+ * stag_mr_reg_user() - the reg_user_mr verb
+ * @ibpd: the PD
+ * @start: the user virtual address of the first byte, any alignment
+ * @length: the number of bytes, at least 1
+ * @iova: the address the region's users name its first byte by
+ * @access: IB_ACCESS_* flags
+ * @udata: unused: stag has no driver data for this command
+ *
+ * Return: the region, or ERR_PTR(-EINVAL) for bad flags, an empty range or
+ * one whose iova range wraps, -ENOMEM past RLIMIT_MEMLOCK or with the TPT
+ * full, -EFAULT for memory that is not mapped. Nothing is pinned after a
+ * failure.
+ */
+struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
+			       int access, struct ib_udata *udata)
+{
+	return user_mr_create(ibpd, start, length, iova, access, NULL);
+}
+
+/**
+ * stag_mr_rereg_user() - the rereg_user_mr verb
+ * @ibmr: the region
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD and/or IB_MR_REREG_ACCESS
+ * @start: the new user address (IB_MR_REREG_TRANS)
+ * @length: the new length (IB_MR_REREG_TRANS)
+ * @iova: the new iova (IB_MR_REREG_TRANS)
+ * @access: the new access flags (IB_MR_REREG_ACCESS)
+ * @ibpd: the new PD (IB_MR_REREG_PD)
+ * @udata: unused
+ *
+ * The result is always a new region with new keys, built beside the old
+ * one; the core then deregisters the old region. So a failure leaves the
+ * old region exactly as it was, still valid. Without IB_MR_REREG_TRANS the
+ * new region shares the old page list (no new pins), unless it needs write
+ * access the old pins do not give.
+ *
+ * Return: the new region, or ERR_PTR(): -EINVAL for bad flags or
+ * arguments, -EBUSY while windows are bound, and as for reg_user_mr.
+ */
+struct ib_mr *stag_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start, u64 length,
+				 u64 iova, int access, struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct stag_mr *old = to_stag_mr(ibmr);
+	struct stag_pages *share = NULL;
+
+	if (!flags || flags & ~IB_MR_REREG_SUPPORTED)
+		return ERR_PTR(-EINVAL);
+	if (!old->entry.pages || !old->entry.pages->user)
+		return ERR_PTR(-EINVAL);
+	if (atomic_read(&old->mw_count))
+		return ERR_PTR(-EBUSY);
+
+	if (!(flags & IB_MR_REREG_PD))
+		ibpd = old->entry.pd;
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = old->entry.access;
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = old->user_start;
+		length = old->entry.length;
+		iova = old->entry.iova;
+		if (!mr_writable(access) || old->entry.pages->writable)
+			share = old->entry.pages;
+	}
+	return user_mr_create(ibpd, start, length, iova, access, share);
 }
 
 /**
@@ -227,6 +301,30 @@ int stag_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		return -EINVAL;
 	mr->frmr_npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, frmr_set_page);
+}
+
+/**
+ * stag_mr_fill_res_entry() - driver attributes for rdma resource show mr
+ * @msg: the netlink message
+ * @ibmr: the region
+ *
+ * The core reports keys and length but not the iova. A user VA tells
+ * where a process's memory lies, so only CAP_NET_ADMIN readers get it.
+ *
+ * Return: 0, or -EMSGSIZE when the message is full.
+ */
+int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	struct stag_mr *mr = to_stag_mr(ibmr);
+	struct stag_pages *pages = mr->entry.pages;
+
+	if (capable(CAP_NET_ADMIN) &&
+	    rdma_nl_put_driver_u64_hex(msg, "iova", mr->entry.iova))
+		return -EMSGSIZE;
+	if (pages && (rdma_nl_put_driver_u64(msg, "pages", pages->npages) ||
+		      rdma_nl_put_driver_u32(msg, "runs", pages->nruns)))
+		return -EMSGSIZE;
+	return 0;
 }
 
 /**

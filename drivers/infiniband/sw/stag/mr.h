@@ -22,6 +22,7 @@ struct stag_mr {
 	struct ib_mr ibmr;
 	struct stag_tpt_entry entry;
 	atomic_t mw_count;	/* memory windows bound to this region */
+	u64 user_start;		/* user VA of the first byte, for re-pinning */
 	u64 *frmr_pages;	/* fast registration: page addresses from map_mr_sg */
 	u32 frmr_max;
 	u32 frmr_npages;
@@ -36,9 +37,12 @@ int stag_mr_check_access(int access);
 struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access);
 struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
 			       int access, struct ib_udata *udata);
+struct ib_mr *stag_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start, u64 length,
+				 u64 iova, int access, struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *stag_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type, u32 max_num_sg);
 int stag_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
+int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata);
 
 #endif /* _STAG_MR_H */

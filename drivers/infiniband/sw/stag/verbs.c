@@ -147,6 +147,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.destroy_cq = stag_destroy_cq,
 	.destroy_qp = stag_destroy_qp,
 	.disassociate_ucontext = stag_disassociate_ucontext,
+	.fill_res_mr_entry = stag_mr_fill_res_entry,
 	.get_dma_mr = stag_mr_get_dma,
 	.get_link_layer = stag_get_link_layer,
 	.get_port_immutable = stag_get_port_immutable,
@@ -160,6 +161,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.query_port = stag_query_port,
 	.reg_user_mr = stag_mr_reg_user,
 	.req_notify_cq = stag_req_notify_cq,
+	.rereg_user_mr = stag_mr_rereg_user,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, stag_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, stag_pd, ibpd),
