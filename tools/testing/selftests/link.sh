@@ -101,6 +101,7 @@ t_fails "netdev already has a stag device: EEXIST" "File exists" \
 	rdma link add stag_x type stag netdev stagd0
 t_fails "name already taken: EEXIST" "File exists" \
 	rdma link add stag_d type stag netdev lo
+modprobe tun
 ip tuntap add dev stagtun0 mode tun
 ip link set stagtun0 up
 t_fails "non-Ethernet netdev: EINVAL" "Invalid argument" \

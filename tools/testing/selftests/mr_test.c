@@ -857,7 +857,8 @@ static void cases_rereg(void)
 
 	expect_rereg_err(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0, RW, EINVAL);
 	t_end("rereg to REMOTE_WRITE without LOCAL_WRITE: EINVAL, the region unchanged");
-	expect_rereg_err(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0, LW | IBV_ACCESS_HUGETLB, EOPNOTSUPP);
+	expect_rereg_err(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0, LW | IBV_ACCESS_HUGETLB,
+			 EOPNOTSUPP);
 	t_end("rereg to access with HUGETLB: EOPNOTSUPP, the region unchanged");
 	expect_rereg_err(mr, IBV_REREG_MR_CHANGE_TRANSLATION, (void *)0x1000, PG, 0, EFAULT);
 	t_end("rereg translation to an unmapped page: EFAULT, the region unchanged");

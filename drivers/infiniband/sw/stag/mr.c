@@ -230,6 +230,38 @@ struct ib_mr *stag_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start, u64 l
 }
 
 /**
+ * stag_mr_reg_shared() - a new region over the page list of another
+ * @ibpd: the PD of the new region
+ * @ibsrc: the user region whose pages and translation are shared
+ * @iova: the address the new region's users name its first byte by
+ * @access: IB_ACCESS_* flags of the new region
+ *
+ * The IBA's Register Shared Memory Region: the new region has its own
+ * keys, iova, PD and rights over the same bytes as @ibsrc. It takes no
+ * pins of its own; the page list stays pinned until the last region using
+ * it is deregistered. The caller has checked that @ibsrc and @ibpd belong
+ * to the same user context.
+ *
+ * Return: the new region, or ERR_PTR(): -EINVAL for bad flags, a source
+ * that is not a user region, or an iova range that wraps; -EACCES for
+ * write rights over pages that were pinned read-only; -EBUSY when the
+ * source is not valid; as for reg_user_mr otherwise.
+ */
+struct ib_mr *stag_mr_reg_shared(struct ib_pd *ibpd, struct ib_mr *ibsrc, u64 iova, int access)
+{
+	struct stag_mr *src = to_stag_mr(ibsrc);
+	struct stag_pages *pages = src->entry.pages;
+
+	if (!pages || !pages->user)
+		return ERR_PTR(-EINVAL);
+	if (stag_tpt_state(&src->entry) != STAG_TPT_VALID)
+		return ERR_PTR(-EBUSY);
+	if (mr_writable(access) && !pages->writable)
+		return ERR_PTR(-EACCES);
+	return user_mr_create(ibpd, src->user_start, src->entry.length, iova, access, pages);
+}
+
+/**
  * stag_mr_alloc() - the alloc_mr verb: a region for fast registration
  * @ibpd: the PD
  * @type: only IB_MR_TYPE_MEM_REG
@@ -317,14 +349,23 @@ int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
 	struct stag_mr *mr = to_stag_mr(ibmr);
 	struct stag_pages *pages = mr->entry.pages;
+	struct nlattr *table;
 
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
 	if (capable(CAP_NET_ADMIN) &&
 	    rdma_nl_put_driver_u64_hex(msg, "iova", mr->entry.iova))
-		return -EMSGSIZE;
+		goto err_cancel;
 	if (pages && (rdma_nl_put_driver_u64(msg, "pages", pages->npages) ||
 		      rdma_nl_put_driver_u32(msg, "runs", pages->nruns)))
-		return -EMSGSIZE;
+		goto err_cancel;
+	nla_nest_end(msg, table);
 	return 0;
+
+err_cancel:
+	nla_nest_cancel(msg, table);
+	return -EMSGSIZE;
 }
 
 /**
