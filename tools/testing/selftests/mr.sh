@@ -10,6 +10,9 @@
 
 dev=${STAG_MR_DEV:-stag0}
 
+# The TPT's debugfs file is checked too.
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+
 # mr_test prints its own TAP lines; a crash must still count as a failure.
 "$T_BIN/mr_test" "$dev"
 rc=$?

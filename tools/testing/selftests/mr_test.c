@@ -278,7 +278,7 @@ static int res_find(uint32_t lkey, struct res_mr *out)
 				key_ok = (r.lkey = strtoul(val, NULL, 0)) == lkey;
 			else if (!strcmp(tok, "rkey"))
 				r.rkey = strtoul(val, NULL, 0), r.has_rkey = true;
-			else if (!strcmp(tok, "iova"))
+			else if (!strcmp(tok, "drv_iova"))
 				r.iova = strtoull(val, NULL, 0), r.has_iova = true;
 			else if (!strcmp(tok, "mrlen"))
 				r.mrlen = strtoull(val, NULL, 0);
@@ -574,6 +574,58 @@ static void case_restrack(void)
 	}
 	t_end("rdma resource show mr: lkey, rkey, iova, mrlen and pid match; gone after dereg");
 	munmap(buf, 4 * PG);
+}
+
+/* A field of the device's debugfs TPT file, or -1. */
+static long tpt_stat(const char *field)
+{
+	char path[256], line[128];
+	size_t n = strlen(field);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/stag/%s/tpt", dev_name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* debugfs follows registrations: entries, regions and pinned pages. */
+static void case_debugfs(void)
+{
+	char *buf = map(64 * PG, PROT_READ | PROT_WRITE);
+	long mrs0 = tpt_stat("mrs"), pinned0 = tpt_stat("pinned_pages");
+	struct ibv_mr *a, *b;
+	int err;
+
+	if (mrs0 < 0) {
+		t_skip("debugfs TPT file", "no /sys/kernel/debug/stag (not a stag device?)");
+		munmap(buf, 64 * PG);
+		return;
+	}
+	a = reg_va(buf + 0x10, 16 * PG, LW, &err);
+	t_check(a, "a: %s", strerror(err));
+	b = reg_va(buf, 64 * PG, RR, &err);
+	t_check(b, "b: %s", strerror(err));
+	t_check(tpt_stat("mrs") - mrs0 == 2, "mrs +%ld, expected +2", tpt_stat("mrs") - mrs0);
+	/* 16 pages at offset 0x10 span 17. */
+	t_check(tpt_stat("pinned_pages") - pinned0 == 17 + 64, "pinned_pages +%ld, expected +81",
+		tpt_stat("pinned_pages") - pinned0);
+	if (a)
+		dereg(a, "a");
+	if (b)
+		dereg(b, "b");
+	t_check(tpt_stat("mrs") == mrs0, "mrs %ld after dereg, expected %ld",
+		tpt_stat("mrs"), mrs0);
+	t_check(tpt_stat("pinned_pages") == pinned0, "pinned_pages %ld after dereg, expected %ld",
+		tpt_stat("pinned_pages"), pinned0);
+	t_end("debugfs tpt: regions and pinned pages follow reg and dereg");
+	munmap(buf, 64 * PG);
 }
 
 /* Three regions over the same pages each charge and hold their own pins. */
@@ -1014,6 +1066,7 @@ int main(int argc, char **argv)
 	cases_ranges();
 	cases_iova();
 	case_restrack();
+	case_debugfs();
 	case_overlap();
 	cases_rereg();
 	case_memlock();

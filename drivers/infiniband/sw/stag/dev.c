@@ -16,6 +16,7 @@
 #include <kunit/visibility.h>
 #include <rdma/stag-abi.h>
 
+#include "debugfs.h"
 #include "dev.h"
 #include "mr.h"
 #include "pd.h"
@@ -248,16 +249,19 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	 * the last look at it below.
 	 */
 	get_device(&sdev->ibdev.dev);
+	/* Before registration: once registered, dealloc may run at any time. */
+	stag_debugfs_add_dev(sdev, name);
 	ret = ib_register_device(&sdev->ibdev, name, NULL);
 	if (ret)
-		goto err_put_device;
+		goto err_debugfs;
 
 	ret = check_still_bound(sdev, ndev);
 	put_device(&sdev->ibdev.dev);
 	mutex_unlock(&stag_link_mutex);
 	return ret;
 
-err_put_device:
+err_debugfs:
+	stag_debugfs_remove_dev(sdev);
 	put_device(&sdev->ibdev.dev);
 err_list_del:
 	list_del_dev(sdev);
@@ -282,6 +286,7 @@ void stag_dev_dealloc(struct ib_device *ibdev)
 {
 	struct stag_dev *sdev = to_stag_dev(ibdev);
 
+	stag_debugfs_remove_dev(sdev);
 	list_del_dev(sdev);
 	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->pd_ida);

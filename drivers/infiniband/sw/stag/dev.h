@@ -31,6 +31,8 @@ struct stag_dev {
 	struct net_device *ndev;
 
 	struct stag_tpt tpt;
+	atomic64_t pinned_pages;	/* user pages pinned by this device's regions */
+	struct dentry *debugfs;
 	struct ida pd_ida;
 	unsigned long flags;
 	struct list_head list;	/* on stag_devices, under stag_devices_lock */

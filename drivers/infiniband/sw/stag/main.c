@@ -7,22 +7,29 @@
 #include <linux/module.h>
 #include <rdma/rdma_netlink.h>
 
+#include "debugfs.h"
 #include "link.h"
 
 static int __init stag_mod_init(void)
 {
 	int ret;
 
+	stag_debugfs_init();
 	ret = stag_link_init();
 	if (ret)
-		return ret;
+		goto err_debugfs;
 	pr_info("loaded\n");
 	return 0;
+
+err_debugfs:
+	stag_debugfs_uninit();
+	return ret;
 }
 
 static void __exit stag_mod_exit(void)
 {
 	stag_link_uninit();
+	stag_debugfs_uninit();
 	pr_info("unloaded\n");
 }
 

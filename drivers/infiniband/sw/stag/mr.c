@@ -138,6 +138,8 @@ static struct ib_mr *user_mr_create(struct ib_pd *ibpd, u64 start, u64 length, u
 		pages = stag_pages_pin_user(start, length, mr_writable(access), &ret);
 		if (!pages)
 			goto err_free_mr;
+		pages->pinned_stat = &sdev->pinned_pages;
+		atomic64_add(pages->npages, pages->pinned_stat);
 	}
 	mr->user_start = start;
 	/* The core sets these after reg_user_mr, but not after rereg. */

@@ -261,6 +261,8 @@ void stag_pages_put(struct stag_pages *pages)
 		runs_unpin(pages->runs, pages->nruns, pages->writable);
 		atomic64_sub(pages->npages, &pages->mm->pinned_vm);
 		mmdrop(pages->mm);
+		if (pages->pinned_stat)
+			atomic64_sub(pages->npages, pages->pinned_stat);
 	}
 	kvfree(pages->marks);
 	kvfree(pages);

@@ -26,6 +26,7 @@ struct stag_pages {
 	bool user;		/* pinned from userspace: unpin at release */
 	bool writable;		/* pinned for write: mark dirty at release */
 	struct mm_struct *mm;	/* charged for the pins (mm->pinned_vm) */
+	atomic64_t *pinned_stat;	/* a device's count of pinned pages, or NULL */
 	u64 *marks;		/* first page index of every 64th run */
 	u64 runs[];
 };
