@@ -21,7 +21,7 @@ STAG_DIR := drivers/infiniband/sw/stag
 PREFIX ?= /usr
 DESTDIR ?=
 
-.PHONY: all module provider tests install demo check kunit style bench clean
+.PHONY: all module provider tests install vm-build demo check kunit style bench clean
 
 all: module provider
 
@@ -42,6 +42,7 @@ install: module provider
 # Targets that run in the guest build the module for the guest's kernel,
 # whatever the host has.
 vm-build:
+	tools/testing/install-deps
 	$(MAKE) module KDIR=$$($(VM_KERNEL) --kdir)
 	$(MAKE) provider tests
 
