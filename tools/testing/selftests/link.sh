@@ -51,6 +51,13 @@ if [ "$dev" != lo ]; then
 	t_run "GID table has the link-local default GID" \
 		sh -c "ibv_devinfo -v -d stag0 | grep -q 'GID\[ *0\]:.*fe80:.*RoCE v2'"
 
+	ip -6 addr add fd5a:7a9::15/64 dev "$dev" nodad
+	t_run "GID table gains an IPv6 address as RoCE v2" wait_for 5 \
+		sh -c "ibv_devinfo -v -d stag0 | grep -q 'GID\[ *[0-9]*\]:.*fd5a:7a9::15, RoCE v2'"
+	ip -6 addr del fd5a:7a9::15/64 dev "$dev"
+	t_run "and loses it with the address" wait_for 5 \
+		sh -c "! ibv_devinfo -v -d stag0 | grep -q 'fd5a:7a9::15'"
+
 	events=/tmp/asyncwatch.out
 	ibv_asyncwatch -d stag0 > "$events" 2>&1 &
 	watch=$!
@@ -81,6 +88,11 @@ loop()
 	done
 }
 t_run "add and delete a link on lo 20 times" loop stag_lo lo
+rdma link add stag_lo type stag netdev lo
+t_eq "a link on lo is active" "PORT_ACTIVE" "$(port_state stag_lo)"
+t_run "a link on lo has the IPv4 loopback GID" \
+	sh -c "ibv_devinfo -v -d stag_lo | grep -q '::ffff:127.0.0.1, RoCE v2'"
+rdma link delete stag_lo
 rdma link delete stag0
 t_run "add and delete a link on $dev 20 times" loop stag0 "$dev"
 t_run "stag0 comes back on $dev" rdma link add stag0 type stag netdev "$dev"
