@@ -117,32 +117,47 @@ static void entry_release(void *data)
 	stag_tpt_remove(e->owner, e);
 }
 
-static void stag_gate_table(struct kunit *test)
+/*
+ * A table with one entry over region @r with @rights, in @pd, added but not
+ * yet VALID; both are released by kunit actions.
+ */
+static struct stag_tpt_entry *test_entry(struct kunit *test, struct ib_pd *pd, int rights,
+					 enum region r)
 {
-	const struct gate_case *c = test->param_value;
 	struct stag_tpt *tpt = kunit_kzalloc(test, sizeof(*tpt), GFP_KERNEL);
 	struct stag_tpt_entry *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
-	struct ib_pd *pd = kunit_kzalloc(test, sizeof(*pd), GFP_KERNEL);
-	struct ib_pd *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
-	struct stag_gate_ref ref;
-	u32 key;
 
 	KUNIT_ASSERT_NOT_NULL(test, tpt);
 	KUNIT_ASSERT_NOT_NULL(test, e);
-	KUNIT_ASSERT_NOT_NULL(test, pd);
-	KUNIT_ASSERT_NOT_NULL(test, other);
 	stag_tpt_init(tpt, 1024);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tpt_release, tpt), 0);
 
 	/* The owner field carries the table for the release action. */
 	stag_tpt_entry_init(e, STAG_TPT_MR, tpt);
 	e->pd = pd;
-	e->access = c->rights;
-	e->iova = regions[c->region].iova;
-	e->length = regions[c->region].length;
-	e->pages_offset = regions[c->region].pages_offset;
+	e->access = rights;
+	e->iova = regions[r].iova;
+	e->length = regions[r].length;
+	e->pages_offset = regions[r].pages_offset;
 	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, entry_release, e), 0);
+	return e;
+}
+
+static void stag_gate_table(struct kunit *test)
+{
+	const struct gate_case *c = test->param_value;
+	struct ib_pd *pd = kunit_kzalloc(test, sizeof(*pd), GFP_KERNEL);
+	struct ib_pd *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	struct stag_tpt_entry *e;
+	struct stag_tpt *tpt;
+	struct stag_gate_ref ref;
+	u32 key;
+
+	KUNIT_ASSERT_NOT_NULL(test, pd);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	e = test_entry(test, pd, c->rights, c->region);
+	tpt = e->owner;
 	if (c->key != KEY_FREE)
 		stag_tpt_set_state(e, c->key == KEY_INVALID ? STAG_TPT_INVALID : STAG_TPT_VALID);
 
@@ -210,22 +225,14 @@ static void stag_gate_mr_access_flags(struct kunit *test)
  */
 static void stag_gate_invalidate_under_access(struct kunit *test)
 {
-	struct stag_tpt *tpt = kunit_kzalloc(test, sizeof(*tpt), GFP_KERNEL);
-	struct stag_tpt_entry *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
 	struct ib_pd *pd = kunit_kzalloc(test, sizeof(*pd), GFP_KERNEL);
 	struct stag_gate_ref held, late;
+	struct stag_tpt_entry *e;
+	struct stag_tpt *tpt;
 
-	KUNIT_ASSERT_NOT_NULL(test, tpt);
-	KUNIT_ASSERT_NOT_NULL(test, e);
 	KUNIT_ASSERT_NOT_NULL(test, pd);
-	stag_tpt_init(tpt, 16);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tpt_release, tpt), 0);
-	stag_tpt_entry_init(e, STAG_TPT_MR, tpt);
-	e->pd = pd;
-	e->access = ALL;
-	e->iova = 0x1000;
-	e->length = 0x1000;
-	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+	e = test_entry(test, pd, ALL, STD);
+	tpt = e->owner;
 	stag_tpt_set_state(e, STAG_TPT_VALID);
 
 	KUNIT_ASSERT_EQ(test, stag_gate_enter(tpt, e->key, pd, RW, 0x1000, 16, &held), 0);
@@ -233,7 +240,8 @@ static void stag_gate_invalidate_under_access(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, e->key, pd, RW, 0x1000, 16, &late), -ENOENT);
 	KUNIT_EXPECT_FALSE(test, completion_done(&e->idle));
 	stag_gate_exit(&held);
-	stag_tpt_remove(tpt, e);
+	/* Runs stag_tpt_remove() now, which must not wait any more. */
+	kunit_release_action(test, entry_release, e);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 0U);
 }
 

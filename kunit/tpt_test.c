@@ -5,9 +5,12 @@
  */
 
 #include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 
+#include "../gate.h"
 #include "../tpt.h"
 
 static void tpt_release(void *data)
@@ -193,6 +196,80 @@ static void stag_tpt_matches_naive_table(struct kunit *test)
 	}
 }
 
+struct reader {
+	struct stag_tpt *tpt;
+	struct ib_pd *pd;
+	u32 key;
+	atomic_t passed;
+	atomic_t refused;
+};
+
+/* Goes through the gate on one key, as a data path would, until stopped. */
+static int reader_fn(void *data)
+{
+	struct reader *r = data;
+	struct stag_gate_ref ref;
+
+	while (!kthread_should_stop()) {
+		if (stag_gate_enter(r->tpt, r->key, r->pd, 0, 0x1000, 8, &ref)) {
+			atomic_inc(&r->refused);
+		} else {
+			/* Use the entry while holding it: KASAN sees a use after free. */
+			WARN_ON(READ_ONCE(ref.entry->iova) != 0x1000);
+			atomic_inc(&r->passed);
+			stag_gate_exit(&ref);
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Removal against concurrent readers: once stag_tpt_remove() returns, no
+ * reader holds the entry, so it can be freed at once (kfree_rcu covers
+ * lookups still inside xa_load); readers after that are refused.
+ */
+static void stag_tpt_remove_waits_for_readers(struct kunit *test)
+{
+	struct stag_tpt *tpt = test_tpt(test, 64);
+	struct reader *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct task_struct *t[2];
+	struct stag_tpt_entry *e;
+	int i, refused;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->pd = kunit_kzalloc(test, sizeof(*r->pd), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r->pd);
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	stag_tpt_entry_init(e, STAG_TPT_MR, NULL);
+	e->pd = r->pd;
+	e->iova = 0x1000;
+	e->length = 0x1000;
+	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+	stag_tpt_set_state(e, STAG_TPT_VALID);
+	r->tpt = tpt;
+	r->key = e->key;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		t[i] = kthread_run(reader_fn, r, "stag_reader%d", i);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(t[i]));
+	}
+	for (i = 0; i < 100 && atomic_read(&r->passed) < 1000; i++)
+		msleep(20);
+	stag_tpt_remove(tpt, e);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 0U);
+	kfree_rcu(e, rcu);
+
+	refused = atomic_read(&r->refused);
+	for (i = 0; i < 100 && atomic_read(&r->refused) < refused + 1000; i++)
+		msleep(20);
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		kthread_stop(t[i]);
+	KUNIT_EXPECT_GT(test, atomic_read(&r->passed), 0);
+	KUNIT_EXPECT_GE(test, atomic_read(&r->refused), refused + 1000);
+}
+
 static struct kunit_case stag_tpt_cases[] = {
 	KUNIT_CASE(stag_tpt_add_gives_findable_key),
 	KUNIT_CASE(stag_tpt_lookup_needs_the_key_byte),
@@ -200,6 +277,7 @@ static struct kunit_case stag_tpt_cases[] = {
 	KUNIT_CASE(stag_tpt_full_table_is_enomem),
 	KUNIT_CASE(stag_tpt_key_rotates_on_reuse),
 	KUNIT_CASE(stag_tpt_matches_naive_table),
+	KUNIT_CASE_SLOW(stag_tpt_remove_waits_for_readers),
 	{}
 };
 

@@ -398,4 +398,11 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr, size_t le
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 
+/*
+ * Exported by libibverbs (IBVERBS_1.1) for providers that register memory
+ * outside ibv_reg_mr(): ibv_dereg_mr() undoes one ibv_dontfork_range().
+ */
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
+
 #endif /* STAG_IBVERBS_PROVIDER_H */

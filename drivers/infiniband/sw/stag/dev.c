@@ -20,6 +20,7 @@
 #include "dev.h"
 #include "mr.h"
 #include "pd.h"
+#include "uapi.h"
 #include "verbs.h"
 
 /*
@@ -149,6 +150,8 @@ static void init_ibdev(struct stag_dev *sdev, const struct net_device *ndev)
 	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->local_dma_lkey = 0;
 	ib_set_device_ops(ibdev, &stag_verbs_ops);
+	if (IS_ENABLED(CONFIG_INFINIBAND_USER_ACCESS))
+		ibdev->driver_def = stag_uapi_defs;
 }
 
 /*
