@@ -9,6 +9,7 @@
 #include <linux/kthread.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <rdma/ib_verbs.h>
 
 #include "../gate.h"
 #include "../tpt.h"

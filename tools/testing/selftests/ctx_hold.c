@@ -11,20 +11,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <infiniband/verbs.h>
 
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
+#include "testlib.h"
 
 int main(int argc, char **argv)
 {
@@ -33,7 +21,7 @@ int main(int argc, char **argv)
 	struct ibv_pd *pd, *late;
 	char line[16];
 
-	ctx = open_by_name(name);
+	ctx = open_dev(name);
 	if (!ctx) {
 		fprintf(stderr, "# cannot open %s: %s\n", name, strerror(errno));
 		return 1;

@@ -16,14 +16,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,137 +27,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
+#include "testlib.h"
 
-#define PG		4096UL
-#define KIB		1024UL
 #define MIB		(1024 * KIB)
 #define GIB		(1024 * MIB)
 #define NOBODY		65534
 
-#define LW	IBV_ACCESS_LOCAL_WRITE
-#define RW	IBV_ACCESS_REMOTE_WRITE
-#define RR	IBV_ACCESS_REMOTE_READ
-#define RA	IBV_ACCESS_REMOTE_ATOMIC
 #define MWB	IBV_ACCESS_MW_BIND
 #define REMOTE_RIGHTS	(RW | RR | RA | MWB)
-#define SEP		" \t\n"
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-typedef unsigned long long ull;
-
-static const char *dev_name = "stag0";
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 
-/* ---- TAP ---- */
-
-static char t_detail[8192];
-static size_t t_len;
-static bool t_failed;
-
-static void t_note(const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t_len >= sizeof(t_detail) - 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(t_detail + t_len, sizeof(t_detail) - t_len, fmt, ap);
-	va_end(ap);
-	if (n > 0 && (size_t)n >= sizeof(t_detail) - t_len)
-		n = sizeof(t_detail) - t_len - 1;
-	if (n > 0)
-		t_len += n;
-	if (t_len < sizeof(t_detail) - 1)
-		t_detail[t_len++] = '\n';
-	t_detail[t_len] = 0;
-}
-
-#define t_fail(...) do { t_failed = true; t_note(__VA_ARGS__); } while (0)
-#define t_check(cond, ...) do { if (!(cond)) t_fail(__VA_ARGS__); } while (0)
-
-/* Prints the verdict of the case whose checks ran since the last one. */
-static void t_end(const char *fmt, ...)
-{
-	char name[256], *line, *save;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	printf("%s - mr: %s\n", t_failed ? "not ok" : "ok", name);
-	for (line = strtok_r(t_detail, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		printf("#   %s\n", line);
-	fflush(stdout);
-	t_len = 0;
-	t_detail[0] = 0;
-	t_failed = false;
-}
-
-static void t_skip(const char *name, const char *why)
-{
-	printf("ok - mr: %s # SKIP %s\n", name, why);
-	fflush(stdout);
-	t_len = 0;
-	t_detail[0] = 0;
-	t_failed = false;
-}
-
 /* ---- pin accounting ---- */
-
-static long status_kb(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	size_t n = strlen(field);
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid ? pid : getpid());
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n) && line[n] == ':')
-			kb = strtol(line + n + 1, NULL, 10);
-	fclose(f);
-	return kb;
-}
-
-static long vmpin_kb(void)
-{
-	return status_kb(0, "VmPin");
-}
-
-/* Pages pinned kernel-wide (FOLL_PIN) and not released; root only. */
-static long pin_balance(void)
-{
-	long acquired = -1, released = -1;
-	char name[64];
-	long val;
-	FILE *f;
-	int fd;
-
-	/* Fold the per-cpu deltas, or the counters lag by up to ~125 per cpu. */
-	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
-	if (fd >= 0) {
-		if (write(fd, "1\n", 2) < 0)
-			perror("# stat_refresh");
-		close(fd);
-	}
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return LONG_MIN;
-	while (fscanf(f, "%63s %ld", name, &val) == 2) {
-		if (!strcmp(name, "nr_foll_pin_acquired"))
-			acquired = val;
-		else if (!strcmp(name, "nr_foll_pin_released"))
-			released = val;
-	}
-	fclose(f);
-	return acquired < 0 || released < 0 ? LONG_MIN : acquired - released;
-}
 
 /* Pages a registration of [addr, addr + len) pins. */
 static unsigned long span_pages(const void *addr, size_t len)
@@ -173,28 +49,7 @@ static unsigned long span_pages(const void *addr, size_t len)
 	return ((a + len + PG - 1) / PG) - a / PG;
 }
 
-/* ---- device and memory ---- */
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *c = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			c = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return c;
-}
-
-static void *map(size_t len, int prot)
-{
-	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
+/* ---- regions ---- */
 
 /* Registers at iova; errno is kept from the failure, 0 on success. */
 static struct ibv_mr *reg(void *addr, size_t len, uint64_t iova, int access, int *err)
@@ -237,98 +92,6 @@ static void expect_err(void *addr, size_t len, uint64_t iova, int access, int wa
 	}
 	t_check(err == want, "errno %d (%s), expected %d (%s)", err, strerror(err), want,
 		strerror(want));
-}
-
-/* ---- rdma resource show mr ---- */
-
-struct res_mr {
-	uint32_t lkey, rkey;
-	uint64_t iova, mrlen;
-	long pid;
-	bool has_rkey, has_iova;
-};
-
-/*
- * Finds the line of "rdma -dd resource show mr" for this device and lkey.
- * The core never reports a region's iova (it is not in the netlink
- * message); -dd adds the driver's attributes, where a driver may.
- * Return: 1 and *out filled, 0 when no line matches, -1 when rdma fails.
- */
-static int res_find(uint32_t lkey, struct res_mr *out)
-{
-	char line[1024], *tok, *val, *save;
-	int found = 0;
-	FILE *f;
-
-	fflush(stdout);
-	f = popen("rdma -dd resource show mr 2>&1", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		struct res_mr r = { .pid = -1 };
-		bool dev_ok = false, key_ok = false;
-
-		for (tok = strtok_r(line, SEP, &save); tok; tok = strtok_r(NULL, SEP, &save)) {
-			val = strtok_r(NULL, SEP, &save);
-			if (!val)
-				break;
-			if (!strcmp(tok, "dev"))
-				dev_ok = !strcmp(val, dev_name);
-			else if (!strcmp(tok, "lkey"))
-				key_ok = (r.lkey = strtoul(val, NULL, 0)) == lkey;
-			else if (!strcmp(tok, "rkey"))
-				r.rkey = strtoul(val, NULL, 0), r.has_rkey = true;
-			else if (!strcmp(tok, "drv_iova"))
-				r.iova = strtoull(val, NULL, 0), r.has_iova = true;
-			else if (!strcmp(tok, "mrlen"))
-				r.mrlen = strtoull(val, NULL, 0);
-			else if (!strcmp(tok, "pid"))
-				r.pid = strtol(val, NULL, 0);
-		}
-		if (dev_ok && key_ok) {
-			*out = r;
-			found++;
-		}
-	}
-	if (pclose(f))
-		return -1;
-	if (found > 1)
-		t_fail("%d lines for lkey %#x", found, lkey);
-	return found ? 1 : 0;
-}
-
-#define LIST_RKEY	1	/* check the rkey too */
-#define LIST_IOVA	2	/* check the iova too */
-
-static void expect_listed(const struct ibv_mr *mr, uint64_t iova, uint64_t len, int what)
-{
-	struct res_mr r;
-	int ret = res_find(mr->lkey, &r);
-
-	if (ret <= 0) {
-		t_fail("lkey %#x: %s", mr->lkey,
-		       ret ? "rdma resource show mr failed" : "not listed");
-		return;
-	}
-	if (what & LIST_IOVA && !r.has_iova)
-		t_fail("lkey %#x: no iova listed, expected %#llx", mr->lkey, (ull)iova);
-	else if (what & LIST_IOVA)
-		t_check(r.iova == iova, "lkey %#x: iova %#llx, expected %#llx", mr->lkey,
-			(ull)r.iova, (ull)iova);
-	t_check(r.mrlen == len, "lkey %#x: mrlen %llu, expected %llu", mr->lkey, (ull)r.mrlen,
-		(ull)len);
-	t_check(r.pid == getpid(), "lkey %#x: pid %ld, expected %d", mr->lkey, r.pid, getpid());
-	if (what & LIST_RKEY)
-		t_check(r.has_rkey && r.rkey == mr->rkey, "lkey %#x: rkey %#x, expected %#x",
-			mr->lkey, r.rkey, mr->rkey);
-}
-
-static void expect_unlisted(uint32_t lkey)
-{
-	struct res_mr r;
-	int ret = res_find(lkey, &r);
-
-	t_check(ret == 0, "lkey %#x: %s", lkey, ret > 0 ? "still listed" : "rdma failed");
 }
 
 /* ---- cases ---- */
@@ -525,13 +288,13 @@ static void cases_iova(void)
 	a = reg(buf, 3 * PG, other, LW | RR, &err);
 	t_check(a, "iova %#llx: %s", (ull)other, strerror(err));
 	if (a)
-		expect_listed(a, other, 3 * PG, LIST_RKEY | LIST_IOVA);
+		expect_listed(a, other, 3 * PG, LIST_RKEY | LIST_IOVA, NULL);
 	t_end("iova other than the VA: registers, listed with that iova");
 
 	z = reg(buf + PG, 2 * PG + 100, 0, LW | RW, &err);
 	t_check(z, "iova 0: %s", strerror(err));
 	if (z)
-		expect_listed(z, 0, 2 * PG + 100, LIST_RKEY | LIST_IOVA);
+		expect_listed(z, 0, 2 * PG + 100, LIST_RKEY | LIST_IOVA, NULL);
 	t_end("zero-based (iova 0): registers, listed with iova 0");
 	if (a)
 		dereg(a, "iova");
@@ -567,7 +330,7 @@ static void case_restrack(void)
 	t_check(mr, "reg: %s", strerror(err));
 	if (mr) {
 		t_check(mr->rkey == mr->lkey, "rkey %#x != lkey %#x", mr->rkey, mr->lkey);
-		expect_listed(mr, (uintptr_t)buf + 0x80, 3 * PG, LIST_RKEY | LIST_IOVA);
+		expect_listed(mr, (uintptr_t)buf + 0x80, 3 * PG, LIST_RKEY | LIST_IOVA, NULL);
 		lkey = mr->lkey;
 		dereg(mr, "restrack");
 		expect_unlisted(lkey);
@@ -579,20 +342,10 @@ static void case_restrack(void)
 /* A field of the device's debugfs TPT file, or -1. */
 static long tpt_stat(const char *field)
 {
-	char path[256], line[128];
-	size_t n = strlen(field);
-	long v = -1;
-	FILE *f;
+	char path[256];
 
 	snprintf(path, sizeof(path), "/sys/kernel/debug/stag/%s/tpt", dev_name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n) && line[n] == ':')
-			v = strtol(line + n + 1, NULL, 10);
-	fclose(f);
-	return v;
+	return file_field(path, field);
 }
 
 /* debugfs follows registrations: entries, regions and pinned pages. */
@@ -656,8 +409,8 @@ static void case_overlap(void)
 	b = NULL;
 	t_check(vmpin_kb() - pin0 == 64, "after dereg b: VmPin +%ld kB, expected +64",
 		vmpin_kb() - pin0);
-	expect_listed(a, (uintptr_t)buf, 8 * PG, LIST_RKEY);
-	expect_listed(c, (uintptr_t)buf + 4 * PG, 8 * PG, LIST_RKEY);
+	expect_listed(a, (uintptr_t)buf, 8 * PG, LIST_RKEY, NULL);
+	expect_listed(c, (uintptr_t)buf + 4 * PG, 8 * PG, LIST_RKEY, NULL);
 	expect_unlisted(bkey);
 out:
 	if (a)
@@ -714,17 +467,6 @@ static void case_1g(void)
 	expect_nothing_pinned(pin0, bal0);
 	t_end("1 GiB region: VmPin +1048576 kB, 262144 pins, all released by dereg");
 	munmap(buf, GIB);
-}
-
-/* Waits up to ms for one byte on fd. */
-static int read_byte(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char c;
-
-	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
-		return -1;
-	return c;
 }
 
 static void child_1g(int up)
@@ -877,7 +619,7 @@ static void expect_rereg_err(struct ibv_mr *mr, int flags, void *addr, size_t le
 		IBV_REREG_MR_ERR_CMD, strerror(want));
 	t_check(mr->lkey == lkey && mr->rkey == rkey, "keys changed to %#x/%#x", mr->lkey,
 		mr->rkey);
-	expect_listed(mr, (uintptr_t)mr->addr, mr->length, LIST_RKEY);
+	expect_listed(mr, (uintptr_t)mr->addr, mr->length, LIST_RKEY, NULL);
 }
 
 static void cases_rereg(void)
@@ -903,7 +645,7 @@ static void cases_rereg(void)
 		mr->rkey, old);
 	t_check(vmpin_kb() - pin0 == 4, "VmPin +%ld kB, expected +4 (shared pins)",
 		vmpin_kb() - pin0);
-	expect_listed(mr, (uintptr_t)buf, PG, LIST_RKEY);
+	expect_listed(mr, (uintptr_t)buf, PG, LIST_RKEY, NULL);
 	expect_unlisted(old);
 	t_end("rereg access LW -> LW|RR: new keys, rkey = lkey, pins shared, old key gone");
 
@@ -924,7 +666,7 @@ static void cases_rereg(void)
 	t_check(vmpin_kb() - pin0 == 16, "VmPin +%ld kB, expected +16 (4 pages)",
 		vmpin_kb() - pin0);
 	t_check(pin_balance() - bal0 == 4, "pin balance +%ld, expected +4", pin_balance() - bal0);
-	expect_listed(mr, (uintptr_t)buf + PG + 0x80, 3 * PG, LIST_RKEY | LIST_IOVA);
+	expect_listed(mr, (uintptr_t)buf + PG + 0x80, 3 * PG, LIST_RKEY | LIST_IOVA, NULL);
 	t_end("rereg translation: %s",
 	      "new range pinned, old released, listed with the new iova and length");
 
@@ -938,7 +680,7 @@ static void cases_rereg(void)
 		if (!err)
 			pd2 = NULL;
 	}
-	expect_listed(mr, (uintptr_t)mr->addr, mr->length, LIST_RKEY);
+	expect_listed(mr, (uintptr_t)mr->addr, mr->length, LIST_RKEY, NULL);
 	t_end("rereg PD: the region moves to the new PD, which is then busy");
 
 	ro = reg_va(buf + 5 * PG, 2 * PG, RR, &err);
@@ -949,7 +691,7 @@ static void cases_rereg(void)
 		t_check(vmpin_kb() - pin0 == 24, "VmPin +%ld kB, expected +24", vmpin_kb() - pin0);
 		t_check(pin_balance() - bal0 == 6, "pin balance +%ld, expected +6",
 			pin_balance() - bal0);
-		expect_listed(ro, (uintptr_t)buf + 5 * PG, 2 * PG, LIST_RKEY);
+		expect_listed(ro, (uintptr_t)buf + 5 * PG, 2 * PG, LIST_RKEY, NULL);
 		dereg(ro, "RR -> LW|RR");
 	}
 	t_end("rereg RR -> LW|RR: re-pinned for write, the read-only pins released");
@@ -1048,13 +790,14 @@ int main(int argc, char **argv)
 {
 	bool bench = argc > 1 && !strcmp(argv[1], "--bench");
 
+	t_suite = "mr";
 	if (argc > 1 + bench)
 		dev_name = argv[1 + bench];
 	ctx = open_dev(dev_name);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	if (!pd) {
-		printf("not ok - mr: open %s and allocate a PD\n#   %s\n", dev_name,
-		       strerror(errno));
+		t_fail("%s", strerror(errno));
+		t_end("open %s and allocate a PD", dev_name);
 		return 1;
 	}
 	if (bench) {

@@ -8,37 +8,20 @@
  *
  *   shared_mr_test [DEVICE]	the cases, as TAP lines (default stag0)
  *
- * Pins are counted as in mr_test: VmPin of /proc/self/status and the
- * kernel-wide nr_foll_pin_acquired - nr_foll_pin_released of /proc/vmstat.
+ * Pins are counted as in mr_test, by testlib.c: VmPin of /proc/self/status
+ * and the kernel-wide nr_foll_pin_acquired - nr_foll_pin_released of
+ * /proc/vmstat.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
-
 #include "stagdv.h"
-
-#define PG		4096UL
-#define KIB		1024UL
-#define SEP		" \t\n"
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-#define LW	IBV_ACCESS_LOCAL_WRITE
-#define RW	IBV_ACCESS_REMOTE_WRITE
-#define RR	IBV_ACCESS_REMOTE_READ
-#define RA	IBV_ACCESS_REMOTE_ATOMIC
+#include "testlib.h"
 
 /* The source regions: 5 pages' worth, starting 0x100 into the first. */
 #define SRC_OFF		0x100UL
@@ -46,99 +29,10 @@
 #define SRC_PAGES	5
 #define MAP_LEN		(6 * PG)
 
-typedef unsigned long long ull;
-
-static const char *dev_name = "stag0";
 static struct ibv_context *ctx;
 static struct ibv_pd *pd, *pd2;
 
-/* ---- TAP ---- */
-
-static char t_detail[8192];
-static size_t t_len;
-static bool t_failed;
-
-static void t_note(const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t_len >= sizeof(t_detail) - 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(t_detail + t_len, sizeof(t_detail) - t_len, fmt, ap);
-	va_end(ap);
-	if (n > 0 && (size_t)n >= sizeof(t_detail) - t_len)
-		n = sizeof(t_detail) - t_len - 1;
-	if (n > 0)
-		t_len += n;
-	if (t_len < sizeof(t_detail) - 1)
-		t_detail[t_len++] = '\n';
-	t_detail[t_len] = 0;
-}
-
-#define t_fail(...) do { t_failed = true; t_note(__VA_ARGS__); } while (0)
-#define t_check(cond, ...) do { if (!(cond)) t_fail(__VA_ARGS__); } while (0)
-
-static void t_end(const char *name)
-{
-	char *line, *save;
-
-	printf("%s - shared_mr: %s\n", t_failed ? "not ok" : "ok", name);
-	for (line = strtok_r(t_detail, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		printf("#   %s\n", line);
-	fflush(stdout);
-	t_len = 0;
-	t_detail[0] = 0;
-	t_failed = false;
-}
-
 /* ---- pin accounting ---- */
-
-static long vmpin_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f;
-
-	f = fopen("/proc/self/status", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "VmPin:", 6))
-			kb = strtol(line + 6, NULL, 10);
-	fclose(f);
-	return kb;
-}
-
-/* Pages pinned kernel-wide (FOLL_PIN) and not released; root only. */
-static long pin_balance(void)
-{
-	long acquired = -1, released = -1;
-	char name[64];
-	long val;
-	FILE *f;
-	int fd;
-
-	/* Fold the per-cpu deltas, or the counters lag by up to ~125 per cpu. */
-	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
-	if (fd >= 0) {
-		if (write(fd, "1\n", 2) < 0)
-			perror("# stat_refresh");
-		close(fd);
-	}
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return LONG_MIN;
-	while (fscanf(f, "%63s %ld", name, &val) == 2) {
-		if (!strcmp(name, "nr_foll_pin_acquired"))
-			acquired = val;
-		else if (!strcmp(name, "nr_foll_pin_released"))
-			released = val;
-	}
-	fclose(f);
-	return acquired < 0 || released < 0 ? LONG_MIN : acquired - released;
-}
 
 struct pins {
 	long vmpin_kb;
@@ -164,27 +58,13 @@ static void expect_pins(struct pins base, long pages, const char *when)
 
 /* ---- device, memory, regions ---- */
 
-static struct ibv_context *open_dev(const char *name)
+/* Memory for the source regions, its bytes set so that they are faulted in. */
+static char *map_src(size_t len)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *c = NULL;
-	int i;
+	char *p = map(len, PROT_READ | PROT_WRITE);
 
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			c = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return c;
-}
-
-static char *map(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	memset(p, 0x5a, len);
+	if (p)
+		memset(p, 0x5a, len);
 	return p;
 }
 
@@ -237,90 +117,15 @@ static void expect_share_err(struct ibv_mr *src, struct ibv_pd *p, int access, i
 
 /* ---- rdma resource show mr ---- */
 
-struct res_mr {
-	uint32_t rkey;
-	uint64_t iova, mrlen, pages;
-	long pid;
-	bool has_iova, has_pages;
-};
-
-/*
- * The line of "rdma -dd resource show mr" for this device and lkey; -dd
- * adds the driver's attributes (drv_iova, drv_pages).
- * Return: 1 and *out filled, 0 when no line matches, -1 when rdma fails.
- */
-static int res_find(uint32_t lkey, struct res_mr *out)
-{
-	char line[1024], *tok, *val, *save;
-	int found = 0;
-	FILE *f;
-
-	fflush(stdout);
-	f = popen("rdma -dd resource show mr 2>&1", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		struct res_mr r = { .pid = -1 };
-		bool dev_ok = false, key_ok = false;
-
-		for (tok = strtok_r(line, SEP, &save); tok; tok = strtok_r(NULL, SEP, &save)) {
-			val = strtok_r(NULL, SEP, &save);
-			if (!val)
-				break;
-			if (!strcmp(tok, "dev"))
-				dev_ok = !strcmp(val, dev_name);
-			else if (!strcmp(tok, "lkey"))
-				key_ok = strtoul(val, NULL, 0) == lkey;
-			else if (!strcmp(tok, "rkey"))
-				r.rkey = strtoul(val, NULL, 0);
-			else if (!strcmp(tok, "drv_iova"))
-				r.iova = strtoull(val, NULL, 0), r.has_iova = true;
-			else if (!strcmp(tok, "drv_pages"))
-				r.pages = strtoull(val, NULL, 0), r.has_pages = true;
-			else if (!strcmp(tok, "mrlen"))
-				r.mrlen = strtoull(val, NULL, 0);
-			else if (!strcmp(tok, "pid"))
-				r.pid = strtol(val, NULL, 0);
-		}
-		if (dev_ok && key_ok) {
-			*out = r;
-			found++;
-		}
-	}
-	if (pclose(f))
-		return -1;
-	if (found > 1)
-		t_fail("%d lines for lkey %#x", found, lkey);
-	return found ? 1 : 0;
-}
-
-static void expect_listed(const struct ibv_mr *mr, uint64_t iova)
+/* The source's length and pages, whichever region over them is listed. */
+static void expect_src_listed(const struct ibv_mr *mr, uint64_t iova)
 {
 	struct res_mr r;
-	int ret = res_find(mr->lkey, &r);
 
-	if (ret <= 0) {
-		t_fail("lkey %#x: %s", mr->lkey,
-		       ret ? "rdma resource show mr failed" : "not listed");
+	if (!expect_listed(mr, iova, SRC_LEN, LIST_RKEY | LIST_IOVA, &r))
 		return;
-	}
-	t_check(r.rkey == mr->rkey, "lkey %#x: rkey %#x listed, expected %#x", mr->lkey, r.rkey,
-		mr->rkey);
-	t_check(r.mrlen == SRC_LEN, "lkey %#x: mrlen %llu, expected %lu", mr->lkey,
-		(ull)r.mrlen, SRC_LEN);
-	t_check(r.pid == getpid(), "lkey %#x: pid %ld, expected %d", mr->lkey, r.pid, getpid());
-	t_check(r.has_iova && r.iova == iova, "lkey %#x: iova %s%#llx, expected %#llx", mr->lkey,
-		r.has_iova ? "" : "(none) ", (ull)r.iova, (ull)iova);
 	t_check(r.has_pages && r.pages == SRC_PAGES, "lkey %#x: pages %llu, expected %d",
 		mr->lkey, (ull)r.pages, SRC_PAGES);
-}
-
-static void expect_unlisted(uint32_t lkey)
-{
-	struct res_mr r;
-	int ret = res_find(lkey, &r);
-
-	t_check(ret == 0, "lkey %#x: %s", lkey, ret > 0 ? "still listed" : "rdma failed");
 }
 
 /* ---- cases ---- */
@@ -385,8 +190,8 @@ static void cases_basic(char *buf)
 	t_end("registering a shared region pins nothing new (VmPin, vmstat)");
 
 	if (mr) {
-		expect_listed(src, (uintptr_t)src->addr);
-		expect_listed(mr, 0);
+		expect_src_listed(src, (uintptr_t)src->addr);
+		expect_src_listed(mr, 0);
 		lkey = mr->lkey;
 		src_lkey = src->lkey;
 	}
@@ -416,7 +221,7 @@ static void case_dereg_order(char *buf, bool source_first)
 		second = source_first ? mr : src;
 		dereg(first, source_first ? "source" : "shared");
 		expect_pins(base, SRC_PAGES, "after the first dereg");
-		expect_listed(second, source_first ? 0x10000 : (uintptr_t)buf + SRC_OFF);
+		expect_src_listed(second, source_first ? 0x10000 : (uintptr_t)buf + SRC_OFF);
 		dereg(second, source_first ? "shared" : "source");
 		expect_pins(base, 0, "after the second dereg");
 	} else {
@@ -489,7 +294,7 @@ static void cases_other_context(void)
 	struct ibv_mr *others[40] = {}, forged, *src, *mr;
 	struct ibv_context *ctx2 = open_dev(dev_name);
 	struct ibv_pd *p2 = ctx2 ? ibv_alloc_pd(ctx2) : NULL;
-	char *buf = map(MAP_LEN);
+	char *buf = map_src(MAP_LEN);
 	size_t i, n = 0;
 	int err;
 
@@ -530,23 +335,12 @@ static void cases_other_context(void)
 		munmap(buf, MAP_LEN);
 }
 
-/* Waits up to ms for one byte on fd. */
-static int read_byte(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char c;
-
-	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
-		return -1;
-	return c;
-}
-
 /* Registers a source and a shared region, reports, and exits holding both. */
 static void child_exit(int up, int down)
 {
 	struct ibv_context *c = open_dev(dev_name);
 	struct ibv_pd *p = c ? ibv_alloc_pd(c) : NULL;
-	char *buf = map(MAP_LEN);
+	char *buf = map_src(MAP_LEN);
 	struct ibv_mr *src;
 
 	src = p && buf ? ibv_reg_mr(p, buf + SRC_OFF, SRC_LEN, LW | RR) : NULL;
@@ -595,15 +389,16 @@ int main(int argc, char **argv)
 {
 	char *buf;
 
+	t_suite = "shared_mr";
 	if (argc > 1)
 		dev_name = argv[1];
 	ctx = open_dev(dev_name);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	pd2 = ctx ? ibv_alloc_pd(ctx) : NULL;
-	buf = map(MAP_LEN);
+	buf = map_src(MAP_LEN);
 	if (!pd || !pd2 || !buf) {
-		printf("not ok - shared_mr: open %s, allocate two PDs and a buffer\n#   %s\n",
-		       dev_name, strerror(errno));
+		t_fail("%s", strerror(errno));
+		t_end("open %s, allocate two PDs and a buffer", dev_name);
 		return 1;
 	}
 	case_one_provider();

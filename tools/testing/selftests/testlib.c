@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the guest test programs share, kept in one copy so that how a
+ * verdict is printed, a pin counted or a region's restrack line read
+ * cannot drift apart between them. See testlib.h.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+#define SEP	" \t\n"
+
+const char *t_suite = "test";
+const char *dev_name = "stag0";
+
+/* ---- TAP ---- */
+
+/* The failure messages of the case in progress, printed under its verdict. */
+static char t_detail[8192];
+static size_t t_len;
+static bool t_failed;
+
+/* Fails the case in progress; its checks go on, so that every failure is reported. */
+void t_fail(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	t_failed = true;
+	if (t_len >= sizeof(t_detail) - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t_detail + t_len, sizeof(t_detail) - t_len, fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t)n >= sizeof(t_detail) - t_len)
+		n = sizeof(t_detail) - t_len - 1;
+	if (n > 0)
+		t_len += n;
+	if (t_len < sizeof(t_detail) - 1)
+		t_detail[t_len++] = '\n';
+	t_detail[t_len] = 0;
+}
+
+static void t_reset(void)
+{
+	/* Before a fork() or popen(), or the child prints these lines again. */
+	fflush(stdout);
+	t_len = 0;
+	t_detail[0] = 0;
+	t_failed = false;
+}
+
+/* Prints the verdict of the case whose checks ran since the last one. */
+void t_end(const char *fmt, ...)
+{
+	char name[256], *line, *save;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	printf("%s - %s: %s\n", t_failed ? "not ok" : "ok", t_suite, name);
+	for (line = strtok_r(t_detail, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		printf("#   %s\n", line);
+	t_reset();
+}
+
+void t_skip(const char *name, const char *why)
+{
+	printf("ok - %s: %s # SKIP %s\n", t_suite, name, why);
+	t_reset();
+}
+
+/* ---- /proc and pin accounting ---- */
+
+/**
+ * file_field() - the number after "@field:" in a file of such lines
+ * @path: a file like /proc/<pid>/status
+ * @field: the name before the colon
+ *
+ * Return: the value of the last line naming @field, or -1.
+ */
+long file_field(const char *path, const char *field)
+{
+	size_t n = strlen(field);
+	char line[256];
+	long v = -1;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* A field of /proc/<pid>/status in kB, of this process when @pid is 0. */
+long status_kb(pid_t pid, const char *field)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid ? pid : getpid());
+	return file_field(path, field);
+}
+
+/* The process's mm->pinned_vm, which the driver charges against RLIMIT_MEMLOCK. */
+long vmpin_kb(void)
+{
+	return status_kb(0, "VmPin");
+}
+
+/* Pages pinned kernel-wide (FOLL_PIN) and not released; root only. */
+long pin_balance(void)
+{
+	long acquired = -1, released = -1;
+	char name[64];
+	long val;
+	FILE *f;
+	int fd;
+
+	/* Fold the per-cpu deltas, or the counters lag by up to ~125 per cpu. */
+	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, "1\n", 2) < 0)
+			perror("# stat_refresh");
+		close(fd);
+	}
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return LONG_MIN;
+	while (fscanf(f, "%63s %ld", name, &val) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acquired = val;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			released = val;
+	}
+	fclose(f);
+	return acquired < 0 || released < 0 ? LONG_MIN : acquired - released;
+}
+
+/* ---- device, memory, processes ---- */
+
+/* NULL with errno set when no device has that name or it cannot be opened. */
+struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *c = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			c = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	return c;
+}
+
+/* Private anonymous memory, or NULL (not MAP_FAILED) with errno set. */
+void *map(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Waits up to ms for one byte on fd: how a forked child reports its progress. */
+int read_byte(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
+		return -1;
+	return c;
+}
+
+/* ---- rdma resource show mr ---- */
+
+/**
+ * res_find() - the line of "rdma -dd resource show mr" for dev_name and an lkey
+ * @lkey: the region's lkey
+ * @out: filled when found
+ *
+ * The core never reports a region's iova (it is not in the netlink
+ * message); -dd adds the driver's attributes (drv_iova, drv_pages), where
+ * a driver may. More than one matching line fails the case in progress.
+ *
+ * Return: 1 and *@out filled, 0 when no line matches, -1 when rdma fails.
+ */
+static int res_find(uint32_t lkey, struct res_mr *out)
+{
+	char line[1024], *tok, *val, *save;
+	int found = 0;
+	FILE *f;
+
+	fflush(stdout);
+	f = popen("rdma -dd resource show mr 2>&1", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		struct res_mr r = { .pid = -1 };
+		bool dev_ok = false, key_ok = false;
+
+		for (tok = strtok_r(line, SEP, &save); tok; tok = strtok_r(NULL, SEP, &save)) {
+			val = strtok_r(NULL, SEP, &save);
+			if (!val)
+				break;
+			if (!strcmp(tok, "dev"))
+				dev_ok = !strcmp(val, dev_name);
+			else if (!strcmp(tok, "lkey"))
+				key_ok = (r.lkey = strtoul(val, NULL, 0)) == lkey;
+			else if (!strcmp(tok, "rkey"))
+				r.rkey = strtoul(val, NULL, 0), r.has_rkey = true;
+			else if (!strcmp(tok, "drv_iova"))
+				r.iova = strtoull(val, NULL, 0), r.has_iova = true;
+			else if (!strcmp(tok, "drv_pages"))
+				r.pages = strtoull(val, NULL, 0), r.has_pages = true;
+			else if (!strcmp(tok, "mrlen"))
+				r.mrlen = strtoull(val, NULL, 0);
+			else if (!strcmp(tok, "pid"))
+				r.pid = strtol(val, NULL, 0);
+		}
+		if (dev_ok && key_ok) {
+			*out = r;
+			found++;
+		}
+	}
+	if (pclose(f))
+		return -1;
+	if (found > 1)
+		t_fail("%d lines for lkey %#x", found, lkey);
+	return found ? 1 : 0;
+}
+
+/**
+ * expect_listed() - check a region's line of "rdma resource show mr"
+ * @mr: the region
+ * @iova: its expected iova, checked with LIST_IOVA
+ * @len: its expected mrlen
+ * @what: LIST_RKEY, LIST_IOVA: what to check besides mrlen and pid
+ * @out: NULL, or filled with the line for checks of the caller's own
+ *
+ * Return: whether the region is listed; if not, the case has failed.
+ */
+bool expect_listed(const struct ibv_mr *mr, uint64_t iova, uint64_t len, int what,
+		   struct res_mr *out)
+{
+	struct res_mr r;
+	int ret = res_find(mr->lkey, &r);
+
+	if (ret <= 0) {
+		t_fail("lkey %#x: %s", mr->lkey,
+		       ret ? "rdma resource show mr failed" : "not listed");
+		return false;
+	}
+	if (what & LIST_IOVA && !r.has_iova)
+		t_fail("lkey %#x: no iova listed, expected %#llx", mr->lkey, (ull)iova);
+	else if (what & LIST_IOVA)
+		t_check(r.iova == iova, "lkey %#x: iova %#llx, expected %#llx", mr->lkey,
+			(ull)r.iova, (ull)iova);
+	t_check(r.mrlen == len, "lkey %#x: mrlen %llu, expected %llu", mr->lkey, (ull)r.mrlen,
+		(ull)len);
+	t_check(r.pid == getpid(), "lkey %#x: pid %ld, expected %d", mr->lkey, r.pid, getpid());
+	if (what & LIST_RKEY)
+		t_check(r.has_rkey && r.rkey == mr->rkey, "lkey %#x: rkey %#x, expected %#x",
+			mr->lkey, r.rkey, mr->rkey);
+	if (out)
+		*out = r;
+	return true;
+}
+
+void expect_unlisted(uint32_t lkey)
+{
+	struct res_mr r;
+	int ret = res_find(lkey, &r);
+
+	t_check(ret == 0, "lkey %#x: %s", lkey, ret > 0 ? "still listed" : "rdma failed");
+}
