@@ -6,6 +6,10 @@
 
 #include <kunit/test.h>
 #include <linux/gfp.h>
+#include <linux/highmem.h>
+#include <linux/mman.h>
+#include <linux/sched/mm.h>
+#include <linux/uaccess.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
@@ -148,11 +152,87 @@ static void stag_pages_cost_per_page(struct kunit *test)
 	KUNIT_EXPECT_LE(test, stag_pages_size(contig), (size_t)128);
 }
 
+/*
+ * Real user memory: pin 2 pages + 100 bytes at page offset 0x200 (three
+ * pages), check the charge, read every byte through the page list,
+ * write through it and see the write from userspace, then release.
+ */
+static void stag_pages_pin_user_round_trip(struct kunit *test)
+{
+	const u64 len = 2 * PAGE_SIZE + 100;
+	struct stag_pages *pages;
+	unsigned long base;
+	u8 *pattern, *last, byte;
+	s64 pinned0;
+	u64 b;
+	int err;
+
+	base = kunit_vm_mmap(test, NULL, 0, 4 * PAGE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(base));
+	KUNIT_ASSERT_NE(test, base, 0UL);
+	pattern = kunit_kmalloc(test, len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pattern);
+	for (b = 0; b < len; b++)
+		pattern[b] = b * 7 + 3;
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)(base + 0x200), pattern, len), 0UL);
+
+	pinned0 = atomic64_read(&current->mm->pinned_vm);
+	pages = stag_pages_pin_user(base + 0x200, len, true, &err);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, pages, "err %d", err);
+	KUNIT_EXPECT_EQ(test, pages->npages, 3ULL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&current->mm->pinned_vm) - pinned0, 3LL);
+
+	for (b = 0; b < len; b++) {
+		u64 off = 0x200 + b;
+		u8 *va = kmap_local_page(stag_pages_page(pages, off >> PAGE_SHIFT));
+
+		byte = va[offset_in_page(off)];
+		kunmap_local(va);
+		KUNIT_ASSERT_EQ_MSG(test, byte, pattern[b], "byte %llu", b);
+	}
+
+	/* The last byte, written through the pinned page, is what the user sees. */
+	last = kmap_local_page(stag_pages_page(pages, (0x200 + len - 1) >> PAGE_SHIFT));
+	last[offset_in_page(0x200 + len - 1)] = 0xa5;
+	kunmap_local(last);
+	KUNIT_EXPECT_EQ(test, copy_from_user(&byte, (void __user *)(base + 0x200 + len - 1), 1),
+			0UL);
+	KUNIT_EXPECT_EQ(test, byte, 0xa5);
+
+	stag_pages_put(pages);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&current->mm->pinned_vm), pinned0);
+}
+
+/* Bad ranges pin and charge nothing. */
+static void stag_pages_pin_user_bad_ranges(struct kunit *test)
+{
+	unsigned long base;
+	s64 pinned0;
+	int err;
+
+	base = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(base));
+	pinned0 = atomic64_read(&current->mm->pinned_vm);
+
+	KUNIT_EXPECT_NULL(test, stag_pages_pin_user(base, 0, false, &err));
+	KUNIT_EXPECT_EQ(test, err, -EINVAL);
+	KUNIT_EXPECT_NULL(test, stag_pages_pin_user(U64_MAX - 10, 100, false, &err));
+	KUNIT_EXPECT_EQ(test, err, -EINVAL);
+	/* The mapped page, then one that is not mapped. */
+	KUNIT_EXPECT_NULL(test, stag_pages_pin_user(base, 2 * PAGE_SIZE, false, &err));
+	KUNIT_EXPECT_EQ(test, err, -EFAULT);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&current->mm->pinned_vm), pinned0);
+}
+
 static struct kunit_case stag_pages_cases[] = {
 	KUNIT_CASE(stag_pages_run_encoding),
 	KUNIT_CASE(stag_pages_lookup_across_marks),
 	KUNIT_CASE(stag_pages_seed_example_every_byte),
 	KUNIT_CASE(stag_pages_cost_per_page),
+	KUNIT_CASE(stag_pages_pin_user_round_trip),
+	KUNIT_CASE(stag_pages_pin_user_bad_ranges),
 	{}
 };
 

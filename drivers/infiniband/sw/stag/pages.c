@@ -174,6 +174,7 @@ err_uncharge:
 	atomic64_sub(npages, &mm->pinned_vm);
 	return NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_pages_pin_user);
 
 /**
  * stag_pages_from_runs() - a page list over pages the caller keeps alive
