@@ -18,6 +18,7 @@
 
 #include "../dev.h"
 #include "../port.h"
+#include "testdev.h"
 
 struct name_case {
 	const char *name;
@@ -96,70 +97,6 @@ static struct kunit_suite stag_link_suite = {
 	.name = "stag_link",
 	.test_cases = stag_link_cases,
 };
-
-/* A netdev that drops what it is given: enough to carry a stag device. */
-static netdev_tx_t test_xmit(struct sk_buff *skb, struct net_device *ndev)
-{
-	dev_kfree_skb(skb);
-	return NETDEV_TX_OK;
-}
-
-static const struct net_device_ops test_netdev_ops = {
-	.ndo_start_xmit = test_xmit,
-};
-
-static void test_netdev_release(void *data)
-{
-	struct net_device *ndev = data;
-
-	/* Waits until stag's queued device removal dropped its reference. */
-	unregister_netdev(ndev);
-	free_netdev(ndev);
-}
-
-static struct net_device *test_netdev_create(struct kunit *test, unsigned short type)
-{
-	static const u8 mac[ETH_ALEN] = { 0x02, 0x00, 0x5e, 0x00, 0x53, 0x01 };
-	struct net_device *ndev;
-	int ret;
-
-	ndev = alloc_etherdev(0);
-	KUNIT_ASSERT_NOT_NULL(test, ndev);
-	ndev->netdev_ops = &test_netdev_ops;
-	ndev->type = type;
-	ndev->max_mtu = 65535;
-	eth_hw_addr_set(ndev, mac);
-	strscpy(ndev->name, "stagt%d", IFNAMSIZ);
-	ret = register_netdev(ndev);
-	if (ret)
-		free_netdev(ndev);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, test_netdev_release, ndev), 0);
-	return ndev;
-}
-
-static void test_netdev_set_up(struct net_device *ndev, bool up)
-{
-	rtnl_lock();
-	if (up) {
-		dev_open(ndev, NULL);
-		netif_carrier_on(ndev);
-	} else {
-		dev_close(ndev);
-	}
-	rtnl_unlock();
-}
-
-KUNIT_DEFINE_ACTION_WRAPPER(ib_device_put_action, ib_device_put, struct ib_device *);
-
-static struct ib_device *test_get_ibdev(struct kunit *test, const char *name)
-{
-	struct ib_device *ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
-
-	KUNIT_ASSERT_NOT_NULL(test, ibdev);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, ib_device_put_action, ibdev), 0);
-	return ibdev;
-}
 
 static void stag_dev_port_attributes(struct kunit *test)
 {

@@ -15,6 +15,13 @@ ibv_cmd_reg_mr (libibverbs.a, cmd.c.o) stores IBV_MR_TYPE_MR (0) and its
 access argument through its vmr argument, and siw's reg_mr callocs a
 struct siw_mr, which is a verbs_mr and nothing else.
 
+The queue commands' layouts come from code as well: ibv_cmd_create_cq,
+_cq_ex, _qp_ex2 and _srq hand _write_set_uhw() the size of their core
+request and core response (what comes after is the driver's udata), and
+ibv_qp_to_qp_ex tests VERBS_QP_EX at verbs_qp.comp_mask, which moved
+between rdma-core 44 and 56 (the provider finds it at run time; the check
+is that it lies within the room the provider leaves).
+
 The header's offsets (compiled with the same compiler) must equal them.
 Prints one line per check and "abi-check: N passed, N failed".
 """
@@ -79,10 +86,14 @@ def relocs_in(obj, suffix):
     return out
 
 
-def disasm(obj, func):
-    """The instructions of func (any rdmacore<ver>_ prefix) as text lines."""
-    out = subprocess.run(['objdump', '-d', '--no-show-raw-insn', obj], check=True,
-                         capture_output=True, text=True).stdout
+def disasm(obj, func, relocs=False):
+    """The instructions of func (any rdmacore<ver>_ prefix) as text lines.
+
+    With relocs, each relocation follows its instruction as a line of its own
+    ("<offset>: R_X86_64_PLT32 <symbol>-0x4").
+    """
+    args = ['objdump', '-d', '--no-show-raw-insn'] + (['-r'] if relocs else []) + [obj]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     m = re.search(r'^[0-9a-f]+ <(?:rdmacore[0-9_]+?_)?%s>:\n(.*?)(?:\n\n|\Z)' % func, out,
                   re.S | re.M)
     if not m:
@@ -129,6 +140,34 @@ def calloc_size(insns):
     return None
 
 
+def uhw_sizes(insns):
+    """(core request size, core response size) a function hands _write_set_uhw.
+
+    Its third argument (%edx) and sixth (%r9d), the last constants loaded
+    into them before the first call to it.
+    """
+    req = resp = None
+    for ins in insns:
+        m = re.match(r'mov\s+\$(0x[0-9a-f]+),%edx$', ins)
+        if m:
+            req = int(m.group(1), 16)
+        m = re.match(r'mov\s+\$(0x[0-9a-f]+),%r9d$', ins)
+        if m:
+            resp = int(m.group(1), 16)
+        if re.search(r'R_X86_64_PLT32\s+\S*_write_set_uhw', ins):
+            return req, resp
+    return None, None
+
+
+def qp_ex_mask_offset(insns):
+    """The offset ibv_qp_to_qp_ex tests VERBS_QP_EX (0x2) at, in its argument."""
+    for ins in insns:
+        m = re.match(r'testb\s+\$0x2,(0x[0-9a-f]+)\(%rdi\)$', ins)
+        if m:
+            return int(m.group(1), 16)
+    return None
+
+
 def extract(archive, member, outdir):
     subprocess.run(['ar', 'x', '--output', outdir, archive, member], check=True)
     return os.path.join(outdir, member)
@@ -140,18 +179,25 @@ def header_members(header, struct):
     return re.findall(r'\(\*(\w+)\)\(', body)
 
 
-def header_offsets(header, struct, members, outdir):
-    src = os.path.join(outdir, 'offsets.c')
-    exe = os.path.join(outdir, 'offsets')
+def header_values(header, exprs, outdir):
+    """{name: value} of each size_t expression, compiled against the header."""
+    src = os.path.join(outdir, 'values.c')
+    exe = os.path.join(outdir, 'values')
     with open(src, 'w') as f:
         f.write('#include <stdio.h>\n#include "%s"\nint main(void)\n{\n' % header)
-        f.write('\tprintf("size %%zu\\n", sizeof(struct %s));\n' % struct)
-        for m in members:
-            f.write('\tprintf("%s %%zu\\n", offsetof(struct %s, %s));\n' % (m, struct, m))
+        for name, expr in exprs.items():
+            f.write('\tprintf("%s %%zu\\n", (size_t)(%s));\n' % (name, expr))
         f.write('\treturn 0;\n}\n')
     subprocess.run([CC, '-I' + UAPI, '-o', exe, src], check=True)
     out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
     return dict((k, int(v)) for k, v in (line.split() for line in out.splitlines()))
+
+
+def header_offsets(header, struct, members, outdir):
+    exprs = {'size': 'sizeof(struct %s)' % struct}
+    for m in members:
+        exprs[m] = 'offsetof(struct %s, %s)' % (struct, m)
+    return header_values(header, exprs, outdir)
 
 
 def libfile(name):
@@ -204,6 +250,38 @@ def main():
         size = calloc_size(disasm(os.path.join(tmp, 'siw.c.o'), 'siw_reg_mr'))
         check('verbs_mr size', size == ours['size'],
               'header %#x, siw_reg_mr callocs %s' % (ours['size'], size and hex(size)))
+
+        # ibv_cmd_* -> (object, command struct, core response struct)
+        creates = {
+            'ibv_cmd_create_cq': ('cmd_cq.c.o', 'ibv_create_cq', 'ib_uverbs_create_cq_resp'),
+            'ibv_cmd_create_cq_ex': ('cmd_cq.c.o', 'ibv_create_cq_ex',
+                                     'ib_uverbs_ex_create_cq_resp'),
+            'ibv_cmd_create_qp_ex2': ('cmd_qp.c.o', 'ibv_create_qp_ex',
+                                      'ib_uverbs_ex_create_qp_resp'),
+            'ibv_cmd_create_srq': ('cmd_srq.c.o', 'ibv_create_srq',
+                                   'ib_uverbs_create_srq_resp'),
+        }
+        exprs = {}
+        for func, (_, req, resp) in creates.items():
+            exprs[func + '.req'] = 'sizeof(struct %s)' % req
+            exprs[func + '.resp'] = 'sizeof(struct %s)' % resp
+        exprs['comp_mask'] = 'offsetof(struct verbs_qp, comp_mask)'
+        exprs['room'] = 'VERBS_QP_ROOM'
+        ours = header_values(header, exprs, tmp)
+        for func, (member, req, resp) in creates.items():
+            obj = extract(libfile('libibverbs.a'), member, tmp)
+            theirs = uhw_sizes(disasm(obj, func, relocs=True))
+            want = (ours[func + '.req'], ours[func + '.resp'])
+            check('%s core sizes' % func, theirs == want,
+                  'header %s/%s %s, libibverbs %s' % (req, resp, want, theirs))
+
+        obj = extract(libfile('libibverbs.a'), 'verbs.c.o', tmp)
+        off = qp_ex_mask_offset(disasm(obj, 'ibv_qp_to_qp_ex'))
+        fits = (off is not None and off >= ours['comp_mask'] and off % 8 == 0 and
+                off + 16 <= ours['room'])
+        check('verbs_qp.comp_mask within VERBS_QP_ROOM', fits,
+              'libibverbs tests it at %s, header has %#x, room %#x' %
+              (off and hex(off), ours['comp_mask'], ours['room']))
 
     print('abi-check: %d passed, %d failed' % (passed, failed))
     return 1 if failed else 0

@@ -29,11 +29,22 @@
  *    rxe's region (0x38, a verbs_mr and nothing else); "make abi-check"
  *    repeats both. The ibv_cmd_{reg,rereg,dereg}_mr argument orders were
  *    read from the same disassembly (44.0).
+ *  - verbs_qp, verbs_cq, verbs_srq: driver.h, then the offsets libibverbs
+ *    itself uses (44.0 and 56.1, listed with the structs). verbs_qp is
+ *    where the two differ; "make abi-check" finds the offset in use.
+ *  - ibv_cmd_create_{cq,cq_ex,qp_ex2,srq}, ibv_cmd_create_ah and the
+ *    other queue commands: driver.h and cmd_{cq,qp,srq}.c, then the core
+ *    sizes those functions hand _write_set_uhw() (what splits a buffer
+ *    into core part and udata; "make abi-check" repeats it) and the
+ *    arguments rxe.c.o passes at each call, identical in 44.0 and 56.1.
  *
  * Between 44 and 56 the public <infiniband/verbs.h> kept struct ibv_device,
  * ibv_context and verbs_context unchanged; struct ibv_port_attr grew
  * (active_speed_ex), which is why query_port only ever passes the caller's
  * buffer through and never copies a struct ibv_port_attr of its own.
+ * struct ibv_qp_ex grew too (wr_flush), and that moved verbs_qp.comp_mask:
+ * see struct verbs_qp. struct ibv_qp, ibv_cq_ex, ibv_srq, ibv_wc,
+ * ibv_send_wr and ibv_qp_init_attr_ex are the same in both.
  */
 #ifndef STAG_IBVERBS_PROVIDER_H
 #define STAG_IBVERBS_PROVIDER_H
@@ -268,6 +279,14 @@ static_assert(VERBS_OP_SLOT(query_device_ex) == 58, "verbs_context_ops.query_dev
 static_assert(VERBS_OP_SLOT(query_port) == 60, "verbs_context_ops.query_port");
 static_assert(VERBS_OP_SLOT(reg_mr) == 68, "verbs_context_ops.reg_mr");
 static_assert(VERBS_OP_SLOT(unimport_pd) == 75, "verbs_context_ops.unimport_pd");
+/* Where rxe_ctx_ops (44.0 and 56.1) has its queue verbs. */
+static_assert(VERBS_OP_SLOT(create_ah) == 13, "verbs_context_ops.create_ah");
+static_assert(VERBS_OP_SLOT(create_cq_ex) == 16, "verbs_context_ops.create_cq_ex");
+static_assert(VERBS_OP_SLOT(create_qp_ex) == 20, "verbs_context_ops.create_qp_ex");
+static_assert(VERBS_OP_SLOT(create_srq) == 22, "verbs_context_ops.create_srq");
+static_assert(VERBS_OP_SLOT(poll_cq) == 53, "verbs_context_ops.poll_cq");
+static_assert(VERBS_OP_SLOT(post_send) == 55, "verbs_context_ops.post_send");
+static_assert(VERBS_OP_SLOT(req_notify_cq) == 69, "verbs_context_ops.req_notify_cq");
 static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops size");
 static_assert(offsetof(struct verbs_device_ops, match_table) == 16, "verbs_device_ops.match_table");
 static_assert(offsetof(struct verbs_device_ops, alloc_context) == 40,
@@ -293,6 +312,73 @@ static inline struct verbs_device *verbs_get_device(const struct ibv_device *dev
 {
 	return (struct verbs_device *)((char *)dev - offsetof(struct verbs_device, device));
 }
+
+/* Only ever pointed at: stag has no XRC domains. */
+struct verbs_xrcd;
+
+enum verbs_qp_mask {
+	VERBS_QP_XRCD		= 1 << 0,
+	VERBS_QP_EX		= 1 << 1,
+};
+
+/*
+ * A queue pair as libibverbs sees it, laid out as rdma-core 44 has it.
+ * ibv_cmd_create_qp_ex2() fills the ibv_qp and zeroes comp_mask; the
+ * provider sets VERBS_QP_EX in it for ibv_qp_to_qp_ex() to hand out the
+ * ibv_qp_ex.
+ *
+ * rdma-core 45..56 appended wr_flush to the public struct ibv_qp_ex without
+ * changing the private ABI: in rdma-core 56 comp_mask is at 0x168, and
+ * 0x160 is the application's wr_flush pointer. A provider therefore never
+ * writes comp_mask by name: it asks libibverbs where the bit is read (see
+ * stag_qp_ex_mask_offset()) and leaves VERBS_QP_ROOM bytes for the object.
+ */
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+
+/* Room for verbs_qp as any rdma-core up to 8 more ibv_qp_ex ops lays it out. */
+#define VERBS_QP_ROOM		(sizeof(struct verbs_qp) + 64)
+
+/* A completion queue: libibverbs reads the ibv_cq_ex part too. */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
+/* A shared receive queue; the tail is for XRC and tag matching. */
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
+
+/*
+ * rdma-core 44 and 56 alike: ibv_qp_to_qp_ex() tests comp_mask at 0x160
+ * (44; 0x168 in 56), ibv_cmd_create_srq_ex() stores srq_type, xrcd, cq and
+ * srq_num at 0x80, 0x88, 0x90 and 0x98, libibverbs' create_cq_ex wrapper
+ * initialises the ibv_cq_ex's mutex at 0x20 and cond at 0x48.
+ */
+static_assert(offsetof(struct verbs_qp, comp_mask) == 0x160, "verbs_qp.comp_mask");
+static_assert(offsetof(struct verbs_qp, xrcd) == 0x168, "verbs_qp.xrcd");
+static_assert(sizeof(struct verbs_qp) == 0x170, "verbs_qp size");
+static_assert(sizeof(struct verbs_cq) == 0x120, "verbs_cq size");
+static_assert(offsetof(struct ibv_cq_ex, mutex) == 0x20, "ibv_cq_ex.mutex");
+static_assert(offsetof(struct ibv_cq_ex, cond) == 0x48, "ibv_cq_ex.cond");
+static_assert(offsetof(struct verbs_srq, srq_type) == 0x80, "verbs_srq.srq_type");
+static_assert(offsetof(struct verbs_srq, xrcd) == 0x88, "verbs_srq.xrcd");
+static_assert(offsetof(struct verbs_srq, cq) == 0x90, "verbs_srq.cq");
+static_assert(offsetof(struct verbs_srq, srq_num) == 0x98, "verbs_srq.srq_num");
+static_assert(sizeof(struct verbs_srq) == 0xa0, "verbs_srq size");
 
 /*
  * The private ABI version is part of the symbol name so that a provider
@@ -357,6 +443,66 @@ struct ibv_rereg_mr {
 	struct ib_uverbs_rereg_mr core_payload;
 };
 
+/* Extended write commands carry a second header (kern-abi.h's DECLARE_CMD_EX). */
+struct ex_hdr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex_hdr;
+};
+
+struct ibv_create_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_cq core_payload;
+};
+
+struct ibv_create_cq_ex {
+	struct ex_hdr hdr;
+	struct ib_uverbs_ex_create_cq core_payload;
+};
+
+struct ibv_create_qp_ex {
+	struct ex_hdr hdr;
+	struct ib_uverbs_ex_create_qp core_payload;
+};
+
+struct ibv_modify_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_qp core_payload;
+};
+
+struct ibv_query_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_qp core_payload;
+};
+
+struct ibv_create_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_srq core_payload;
+};
+
+struct ibv_modify_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_srq core_payload;
+};
+
+struct ibv_query_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_srq core_payload;
+};
+
+/*
+ * Legacy post commands; a provider with its own queues writes them with no
+ * work requests as a doorbell. core_payload ends in a flexible array.
+ */
+struct ibv_post_send {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_post_send core_payload;
+};
+
+struct ibv_post_recv {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_post_recv core_payload;
+};
+
 static_assert(sizeof(struct ibv_get_context) == 16, "ibv_get_context size");
 static_assert(sizeof(struct ibv_query_port) == 24, "ibv_query_port size");
 static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd size");
@@ -365,6 +511,31 @@ static_assert(sizeof(struct ibv_reg_mr) == 0x30, "ibv_reg_mr size");
 static_assert(sizeof(struct ibv_rereg_mr) == 0x38, "ibv_rereg_mr size");
 static_assert(sizeof(struct ib_uverbs_reg_mr_resp) == 12, "ib_uverbs_reg_mr_resp size");
 static_assert(sizeof(struct ib_uverbs_rereg_mr_resp) == 8, "ib_uverbs_rereg_mr_resp size");
+/*
+ * The sizes ibv_cmd_create_{cq,cq_ex,qp_ex2,srq} (44.0 and 56.1) take as
+ * their core request and response: what follows is the driver's udata.
+ */
+static_assert(sizeof(struct ex_hdr) == 24, "ex_hdr size");
+static_assert(sizeof(struct ibv_create_cq) == 0x28, "ibv_create_cq size");
+static_assert(sizeof(struct ib_uverbs_create_cq_resp) == 8, "ib_uverbs_create_cq_resp size");
+static_assert(sizeof(struct ibv_create_cq_ex) == 0x38, "ibv_create_cq_ex size");
+static_assert(sizeof(struct ib_uverbs_ex_create_cq_resp) == 0x10,
+	      "ib_uverbs_ex_create_cq_resp size");
+static_assert(sizeof(struct ibv_create_qp_ex) == 0x58, "ibv_create_qp_ex size");
+static_assert(sizeof(struct ib_uverbs_ex_create_qp_resp) == 0x28,
+	      "ib_uverbs_ex_create_qp_resp size");
+static_assert(sizeof(struct ibv_create_srq) == 0x28, "ibv_create_srq size");
+static_assert(sizeof(struct ib_uverbs_create_srq_resp) == 0x10, "ib_uverbs_create_srq_resp size");
+/* ibv_cmd_create_ah sends its own 0x40-byte command; the udata follows ah_handle. */
+static_assert(sizeof(struct ib_uverbs_create_ah_resp) == 4, "ib_uverbs_create_ah_resp size");
+/* The sizes rxe (44.0 and 56.1) passes to ibv_cmd_{modify,query}_{qp,srq}. */
+static_assert(sizeof(struct ibv_modify_qp) == 0x78, "ibv_modify_qp size");
+static_assert(sizeof(struct ibv_query_qp) == 0x18, "ibv_query_qp size");
+static_assert(sizeof(struct ibv_modify_srq) == 0x18, "ibv_modify_srq size");
+static_assert(sizeof(struct ibv_query_srq) == 0x18, "ibv_query_srq size");
+/* The kernel takes exactly in_words * 4 bytes: header and core request. */
+static_assert(sizeof(struct ibv_post_send) == 0x20, "ibv_post_send size");
+static_assert(sizeof(struct ibv_post_recv) == 0x20, "ibv_post_recv size");
 
 /*
  * cmd/resp point at the whole buffer, sizes include the driver tail: the
@@ -397,6 +568,62 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr, size_t le
 		     uint64_t hca_va, int access, struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/*
+ * Completion queues. ibv_cmd_create_cq fills handle, cqe and context;
+ * libibverbs initialises the rest (verbs_init_cq) after the provider
+ * returns, for ibv_create_cq and ibv_create_cq_ex alike. cmd_flags are
+ * rdma-core's CREATE_CQ_CMD_FLAGS_*; stag passes 0.
+ */
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
+		      int comp_vector, struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
+int ibv_cmd_create_cq_ex(struct ibv_context *context, const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd, size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp, size_t resp_size,
+			 uint32_t cmd_flags);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+
+/*
+ * Queue pairs. ibv_cmd_create_qp_ex2 fills the ibv_qp (handle, qp_num,
+ * context, pd, CQs, SRQ, type, state, mutex, cond), zeroes the verbs_qp's
+ * comp_mask and writes the capabilities the kernel granted into
+ * qp_attr->cap.
+ */
+int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+			  struct ibv_qp_init_attr_ex *qp_attr, struct ibv_create_qp_ex *cmd,
+			  size_t cmd_size, struct ib_uverbs_ex_create_qp_resp *resp,
+			  size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		      struct ibv_modify_qp *cmd, size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr, int attr_mask,
+		     struct ibv_qp_init_attr *qp_init_attr, struct ibv_query_qp *cmd,
+		     size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/*
+ * Shared receive queues. ibv_cmd_create_srq fills the handle and writes the
+ * granted max_wr and max_sge into attr->attr; ibv_create_srq sets context,
+ * srq_context, pd, mutex and cond after the provider returns.
+ */
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp, size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask,
+		       struct ibv_modify_srq *cmd, size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+
+/*
+ * Address handles. ibv_cmd_create_ah builds its own command; resp_size
+ * covers the driver's udata, which starts right after the 4-byte
+ * ah_handle. It fills handle and context; ibv_create_ah sets pd.
+ */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah, struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
 
 /*
  * Exported by libibverbs (IBVERBS_1.1) for providers that register memory

@@ -6,6 +6,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "ah.h"
+#include "cq.h"
+#include "qp.h"
+#include "srq.h"
 #include "stag.h"
 
 /*
@@ -17,12 +21,31 @@ static void stag_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops stag_context_ops = {
 	.alloc_pd = stag_alloc_pd,
+	.create_ah = stag_create_ah,
+	.create_cq = stag_create_cq,
+	.create_cq_ex = stag_create_cq_ex,
+	.create_qp = stag_create_qp,
+	.create_qp_ex = stag_create_qp_ex,
+	.create_srq = stag_create_srq,
 	.dealloc_pd = stag_dealloc_pd,
 	.dereg_mr = stag_dereg_mr,
+	.destroy_ah = stag_destroy_ah,
+	.destroy_cq = stag_destroy_cq,
+	.destroy_qp = stag_destroy_qp,
+	.destroy_srq = stag_destroy_srq,
 	.free_context = stag_free_context,
+	.modify_qp = stag_modify_qp,
+	.modify_srq = stag_modify_srq,
+	.poll_cq = stag_poll_cq,
+	.post_recv = stag_post_recv,
+	.post_send = stag_post_send,
+	.post_srq_recv = stag_post_srq_recv,
 	.query_device_ex = stag_query_device_ex,
 	.query_port = stag_query_port,
+	.query_qp = stag_query_qp,
+	.query_srq = stag_query_srq,
 	.reg_mr = stag_reg_mr,
+	.req_notify_cq = ibv_cmd_req_notify_cq,
 	.rereg_mr = stag_rereg_mr,
 };
 
@@ -56,6 +79,7 @@ static struct verbs_context *stag_alloc_context(struct ibv_device *ibdev, int cm
 		goto err_uninit_context;
 	}
 	ctx->abi_version = resp.drv.abi_version;
+	ctx->qp_ex_mask_offset = stag_qp_ex_mask_offset();
 
 	verbs_set_ops(&ctx->ibv_ctx, &stag_context_ops);
 	return &ctx->ibv_ctx;

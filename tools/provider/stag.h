@@ -24,6 +24,7 @@ struct stag_device {
 struct stag_context {
 	struct verbs_context ibv_ctx;
 	uint32_t abi_version;
+	int qp_ex_mask_offset;	/* stag_qp_ex_mask_offset() */
 };
 
 struct stag_pd {

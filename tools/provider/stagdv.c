@@ -13,6 +13,7 @@
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
+#include "qp.h"
 #include "stag.h"
 #include "stagdv.h"
 
@@ -136,4 +137,41 @@ err_free_mr:
 	free(mr);
 	errno = ret;
 	return NULL;
+}
+
+static void ring_info(const struct stag_queue *q, struct stagdv_ring *ring)
+{
+	memset(ring, 0, sizeof(*ring));
+	if (!stag_queue_mapped(q))
+		return;
+	ring->ctl = q->ctl;
+	ring->slots = q->slots;
+	ring->num_slots = q->num_slots;
+	ring->slot_size = q->slot_size;
+}
+
+static int qp_rings(struct stag_qp *qp, struct stagdv_ring *sq, struct stagdv_ring *rq)
+{
+	if (sq)
+		ring_info(&qp->sq, sq);
+	if (rq)
+		ring_info(&qp->rq, rq);
+	return 0;
+}
+
+/* Every QP of a stag context is a struct stag_qp. */
+static bool is_stag_qp(struct ibv_qp *qp)
+{
+	return qp && is_stag_context(qp->context);
+}
+
+STAGDV_EXPORT int stagdv_qp_rings(struct ibv_qp *ibqp, struct stagdv_ring *sq,
+				  struct stagdv_ring *rq)
+{
+	return is_stag_qp(ibqp) ? qp_rings(to_stag_qp(ibqp), sq, rq) : EINVAL;
+}
+
+STAGDV_EXPORT int stagdv_qp_doorbell(struct ibv_qp *ibqp)
+{
+	return is_stag_qp(ibqp) ? stag_sq_doorbell(ibqp) : EINVAL;
 }

@@ -39,6 +39,53 @@ extern "C" {
 struct ibv_mr *stagdv_reg_shared_mr(struct ibv_mr *src, struct ibv_pd *pd, uint64_t iova,
 				    int access);
 
+/* Tests built against an older stagdv.h declare these themselves. */
+#define STAGDV_HAS_QP_RINGS	1
+
+/**
+ * struct stagdv_ring - where a ring shared with stag.ko lies in this process
+ * @ctl: the control block (struct stag_queue_ctl in <rdma/stag-abi.h>)
+ * @slots: slot 0; slot i is at @slots + (i & (@num_slots - 1)) * @slot_size
+ * @num_slots: the slot count, a power of two
+ * @slot_size: bytes per slot
+ */
+struct stagdv_ring {
+	void *ctl;
+	void *slots;
+	uint32_t num_slots;
+	uint32_t slot_size;
+};
+
+/**
+ * stagdv_qp_rings() - Locate a QP's send and receive rings
+ * @qp: a QP of a stag device
+ * @sq: filled with the send ring, if not NULL
+ * @rq: filled with the receive ring, if not NULL; all zero when the QP
+ *	has an SRQ
+ *
+ * For tests that write WQEs, valid or not, straight into a ring: fill
+ * slots from the ring's prod on, store the new prod (a release store),
+ * then ring the doorbell with stagdv_qp_doorbell(). ibv_post_send() and
+ * ibv_post_recv() continue from whatever prod the ring holds. The rings
+ * stay mapped until ibv_destroy_qp() succeeds. Nothing here is locked
+ * against the QP's other users.
+ *
+ * Return: 0, or EINVAL when @qp is not of a stag device.
+ */
+int stagdv_qp_rings(struct ibv_qp *qp, struct stagdv_ring *sq, struct stagdv_ring *rq);
+
+/**
+ * stagdv_qp_doorbell() - Ring a QP's send doorbell
+ * @qp: a QP of a stag device
+ *
+ * Tells the kernel to look at the send ring, as ibv_post_send() does
+ * after publishing, without writing or publishing anything.
+ *
+ * Return: 0, EINVAL when @qp is not of a stag device, or the errno of the
+ * doorbell command.
+ */
+int stagdv_qp_doorbell(struct ibv_qp *qp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,4 +56,171 @@ enum stag_reg_shared_mr_attrs {
 	STAG_ATTR_REG_SHARED_MR_RESP_RKEY,	/* u32 out */
 };
 
+/*
+ * Queues shared with the provider.
+ *
+ * Every send queue, receive queue, shared receive queue and completion
+ * queue is a ring the provider mmap()s at the offset the create command
+ * returns: a control block of STAG_QUEUE_CTL_SIZE bytes, then num_slots
+ * slots of slot_size bytes each (num_slots a power of two). Indices are
+ * free-running 32-bit counters; slot i lives at
+ * STAG_QUEUE_CTL_SIZE + (i & (num_slots - 1)) * slot_size.
+ *
+ * Each index has one writer. The kernel keeps its own copy of the index it
+ * owns and never reads it back from the ring; it reads the other side's
+ * index once, checks it against its own (at most num_slots ahead), and
+ * copies each slot it consumes into kernel memory once before looking at
+ * it. A process that scribbles on a ring corrupts only its own queue.
+ *
+ * Send, receive and SRQ rings: the provider produces, the kernel consumes.
+ * Completion rings: the kernel produces, the provider consumes.
+ */
+#define STAG_QUEUE_CTL_SIZE		128
+
+struct stag_queue_ctl {
+	__u32 prod;		/* next slot the producer fills */
+	__u32 flags;		/* STAG_QUEUE_*, written by the kernel */
+	__u32 reserved0[14];
+	__u32 cons;		/* next slot the consumer takes */
+	__u32 reserved1[15];
+};
+
+enum stag_queue_flags {
+	/*
+	 * Receive ring of a QP in the error state: receives posted now must
+	 * be flushed, so the provider rings the receive doorbell after
+	 * posting (a POST_RECV command with no work requests).
+	 */
+	STAG_QUEUE_FLUSH = 1 << 0,
+};
+
+/*
+ * Ordering around STAG_QUEUE_FLUSH: the provider publishes prod, then a
+ * full fence, then reads flags; the kernel sets the flag, then a full
+ * barrier, then reads prod to flush. One side always sees the other.
+ */
+
+/* A scatter/gather element, laid out as struct ibv_sge. */
+struct stag_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/*
+ * A send queue slot: this header, then num_sge stag_sge or, with
+ * IB_SEND_INLINE, inline_len bytes of data. opcode is an
+ * enum ib_uverbs_wr_opcode, send_flags IB_SEND_* (== IBV_SEND_*).
+ */
+struct stag_send_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 num_sge;
+	__u16 reserved0;
+	__u32 send_flags;
+	__u32 ex;		/* imm_data (network order) or invalidate_rkey */
+	__u32 inline_len;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+		struct {
+			__u32 ah;		/* ah_num from the create_ah response */
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		} ud;
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mw_rkey;		/* the window's current rkey */
+			__u32 new_rkey;		/* the rkey it is to have */
+			__u32 mr_lkey;
+			__u32 access;		/* IB_ACCESS_* of the window */
+		} bind;
+		__u8 raw[40];
+	} wr;
+};
+
+#define STAG_SEND_WQE_HDR_SIZE		64
+
+/* A receive or SRQ slot: this header, then num_sge stag_sge. */
+struct stag_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+};
+
+/*
+ * A completion queue slot. status is an enum ib_wc_status (the values of
+ * enum ibv_wc_status), opcode an enum ibv_wc_opcode value (the kernel's
+ * enum ib_wc_opcode has the same values for every completion a user QP
+ * can have: IB_UVERBS_WC_* and RECV = 128, RECV_RDMA_WITH_IMM = 129),
+ * wc_flags
+ * STAG_WC_* (the values of enum ibv_wc_flags, which differ from the
+ * kernel's enum ib_wc_flags).
+ */
+struct stag_cqe {
+	__aligned_u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 ex;		/* imm_data (network order) or invalidated rkey */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 wc_flags;
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u16 reserved;
+};
+
+enum stag_wc_flags {
+	STAG_WC_GRH = 1 << 0,
+	STAG_WC_WITH_IMM = 1 << 1,
+	STAG_WC_WITH_INV = 1 << 3,
+};
+
+/* Driver tails of the create responses. */
+struct stag_create_cq_resp {
+	__aligned_u64 offset;	/* mmap offset of the completion ring */
+	__u32 num_slots;
+	__u32 slot_size;
+};
+
+struct stag_create_qp_resp {
+	__aligned_u64 sq_offset;	/* mmap offset of the send ring */
+	__aligned_u64 rq_offset;	/* of the receive ring; 0 with an SRQ */
+	__u32 sq_slots;
+	__u32 sq_slot_size;
+	__u32 rq_slots;
+	__u32 rq_slot_size;
+	__u32 max_inline;
+	__u32 reserved;
+};
+
+struct stag_create_srq_resp {
+	__aligned_u64 offset;	/* mmap offset of the SRQ ring */
+	__u32 num_slots;
+	__u32 slot_size;
+	__u32 srq_num;
+	__u32 reserved;
+};
+
+struct stag_create_ah_resp {
+	__u32 ah_num;		/* names the AH in UD send WQEs */
+	__u32 reserved;
+};
+
 #endif /* STAG_ABI_USER_H */

@@ -18,8 +18,12 @@
 
 #include "debugfs.h"
 #include "dev.h"
+#include "ah.h"
+#include "cq.h"
 #include "mr.h"
 #include "pd.h"
+#include "qp.h"
+#include "srq.h"
 #include "uapi.h"
 #include "verbs.h"
 
@@ -131,6 +135,24 @@ static void init_attr(struct stag_dev *sdev)
 	attr->sys_image_guid = sdev->ibdev.node_guid;
 	attr->max_pd = STAG_MAX_PD;
 	attr->max_mr = STAG_MAX_MR;
+	attr->max_qp = STAG_MAX_QP;
+	attr->max_qp_wr = STAG_MAX_QP_WR;
+	attr->max_send_sge = STAG_MAX_SGE;
+	attr->max_recv_sge = STAG_MAX_SGE;
+	attr->max_sge_rd = STAG_MAX_SGE;
+	attr->max_cq = STAG_MAX_CQ;
+	attr->max_cqe = STAG_MAX_CQE;
+	attr->max_qp_rd_atom = STAG_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = STAG_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = STAG_MAX_RD_ATOMIC * STAG_MAX_QP;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_srq = STAG_MAX_SRQ;
+	attr->max_srq_wr = STAG_MAX_QP_WR;
+	attr->max_srq_sge = STAG_MAX_SGE;
+	attr->max_ah = STAG_MAX_AH;
+	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_UD_AV_PORT_ENFORCE;
 	attr->max_mr_size = U64_MAX;
 	attr->max_fast_reg_page_list_len = STAG_MAX_FRMR_PAGES;
 	attr->max_pkeys = STAG_PKEY_TBL_LEN;
@@ -149,6 +171,14 @@ static void init_ibdev(struct stag_dev *sdev, const struct net_device *ndev)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->local_dma_lkey = 0;
+	/*
+	 * The doorbells: a user QP's send queue runs in the POST_SEND
+	 * syscall, and receives posted in the error state are flushed on
+	 * POST_RECV. Completion notification is armed by REQ_NOTIFY_CQ.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &stag_verbs_ops);
 	if (IS_ENABLED(CONFIG_INFINIBAND_USER_ACCESS))
 		ibdev->driver_def = stag_uapi_defs;
@@ -235,6 +265,8 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	}
 	sdev->ndev = ndev;
 	ida_init(&sdev->pd_ida);
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	stag_tpt_init(&sdev->tpt, STAG_KEY_INDEX_MAX);
 	INIT_LIST_HEAD(&sdev->list);
 	stag_port_init(&sdev->port, ndev);
@@ -268,6 +300,8 @@ err_debugfs:
 	put_device(&sdev->ibdev.dev);
 err_list_del:
 	list_del_dev(sdev);
+	xa_destroy(&sdev->ahs);
+	xa_destroy(&sdev->qps);
 	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->pd_ida);
 	ib_dealloc_device(&sdev->ibdev);
@@ -291,6 +325,11 @@ void stag_dev_dealloc(struct ib_device *ibdev)
 
 	stag_debugfs_remove_dev(sdev);
 	list_del_dev(sdev);
+	/* Routing lookups that found this device through a GID are over. */
+	synchronize_rcu();
+	WARN_ON(!xa_empty(&sdev->qps));
+	xa_destroy(&sdev->qps);
+	xa_destroy(&sdev->ahs);
 	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->pd_ida);
 }

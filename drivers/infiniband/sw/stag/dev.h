@@ -34,6 +34,11 @@ struct stag_dev {
 	atomic64_t pinned_pages;	/* user pages pinned by this device's regions */
 	struct dentry *debugfs;
 	struct ida pd_ida;
+	struct xarray qps;	/* by QP number */
+	u32 qp_next;
+	struct xarray ahs;	/* by ah_num */
+	u32 ah_next;
+	atomic_t srq_next;
 	unsigned long flags;
 	struct list_head list;	/* on stag_devices, under stag_devices_lock */
 };

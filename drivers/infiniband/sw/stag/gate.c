@@ -100,6 +100,7 @@ int stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct ib_pd *pd, int a
 		return ret;
 	}
 	ref->entry = e;
+	ref->key = key;
 	ref->offset = addr - e->iova + e->pages_offset;
 	return 0;
 }

@@ -16,6 +16,7 @@ struct ib_pd;
 struct stag_gate_ref {
 	struct stag_tpt_entry *entry;	/* holds a reference; NULL for len 0 */
 	u64 offset;			/* byte offset into entry->pages */
+	u32 key;			/* the key that passed */
 };
 
 int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct ib_pd *pd,
@@ -23,5 +24,15 @@ int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct ib_pd 
 int __must_check stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct ib_pd *pd,
 				 int access, u64 addr, u64 len, struct stag_gate_ref *ref);
 void stag_gate_exit(struct stag_gate_ref *ref);
+
+/*
+ * Is a passed check still good? False once the entry was invalidated or
+ * its key moved on (a window rebound): the access must stop.
+ */
+static inline bool stag_gate_still_valid(const struct stag_gate_ref *ref)
+{
+	return stag_tpt_state(ref->entry) == STAG_TPT_VALID &&
+	       READ_ONCE(ref->entry->key) == ref->key;
+}
 
 #endif /* _STAG_GATE_H */

@@ -9,18 +9,24 @@
 
 #include "debugfs.h"
 #include "link.h"
+#include "qp.h"
 
 static int __init stag_mod_init(void)
 {
 	int ret;
 
 	stag_debugfs_init();
-	ret = stag_link_init();
+	ret = stag_qp_wq_init();
 	if (ret)
 		goto err_debugfs;
+	ret = stag_link_init();
+	if (ret)
+		goto err_wq;
 	pr_info("loaded\n");
 	return 0;
 
+err_wq:
+	stag_qp_wq_uninit();
 err_debugfs:
 	stag_debugfs_uninit();
 	return ret;
@@ -29,6 +35,7 @@ err_debugfs:
 static void __exit stag_mod_exit(void)
 {
 	stag_link_uninit();
+	stag_qp_wq_uninit();
 	stag_debugfs_uninit();
 	pr_info("unloaded\n");
 }

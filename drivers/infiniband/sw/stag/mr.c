@@ -12,6 +12,7 @@
 
 #include "dev.h"
 #include "mr.h"
+#include "qp.h"
 #include "pages.h"
 #include "tpt.h"
 
@@ -295,6 +296,8 @@ struct ib_mr *stag_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type, u32 max_nu
 	ret = mr_publish(sdev, mr, false);
 	if (ret)
 		goto err_free_pages;
+	/* Fast-registration consumers move both keys with ib_update_fast_reg_key(). */
+	mr->ibmr.rkey = mr->ibmr.lkey;
 	return &mr->ibmr;
 
 err_free_pages:
@@ -330,11 +333,14 @@ int stag_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset)
 {
 	struct stag_mr *mr = to_stag_mr(ibmr);
+	int ret;
 
 	if (!mr->frmr_pages)
 		return -EINVAL;
 	mr->frmr_npages = 0;
-	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, frmr_set_page);
+	ret = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, frmr_set_page);
+	mr->frmr_offset = ibmr->iova & (ibmr->page_size - 1);
+	return ret;
 }
 
 /**
@@ -394,4 +400,139 @@ int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 	kvfree(mr->frmr_pages);
 	kfree_rcu(mr, entry.rcu);
 	return 0;
+}
+
+/*
+ * Looks up a region to invalidate: a fast-registration region of the PD.
+ * Regions registered from userspace are not invalidated by key.
+ */
+static struct stag_mr *frmr_lookup(struct stag_dev *sdev, u32 key, const struct ib_pd *pd,
+				   int *err)
+{
+	struct stag_tpt_entry *e = stag_tpt_lookup(&sdev->tpt, key);
+	struct stag_mr *mr;
+
+	*err = -ENOENT;
+	if (!e)
+		return NULL;
+	mr = e->type == STAG_TPT_MR ? e->owner : NULL;
+	if (!mr || !mr->frmr_pages)
+		*err = -EINVAL;
+	else if (e->pd != pd)
+		*err = -EPERM;
+	else
+		return mr;
+	stag_tpt_put(e);
+	return NULL;
+}
+
+/**
+ * stag_mr_invalidate() - Local Invalidate, or the invalidation a Send with
+ * Invalidate asks for
+ * @sdev: the device whose table holds the key
+ * @key: the full key
+ * @pd: the PD of the QP that invalidates
+ *
+ * Context: process context; waits for accesses in flight to end.
+ * Return: 0; -ENOENT for no such key; -EINVAL for a region that is not a
+ * fast-registration one; -EPERM for one of another PD.
+ */
+int stag_mr_invalidate(struct stag_dev *sdev, u32 key, const struct ib_pd *pd)
+{
+	struct stag_mr *mr;
+	int ret;
+
+	mr = frmr_lookup(sdev, key, pd, &ret);
+	if (!mr)
+		return ret;
+	stag_tpt_invalidate(&mr->entry);
+	stag_tpt_put(&mr->entry);
+	return 0;
+}
+
+/* The page list of a fast registration: page_size pages, kernel addresses. */
+static struct stag_pages *frmr_build_pages(struct stag_mr *mr, int *err)
+{
+	u32 per = mr->ibmr.page_size >> PAGE_SHIFT;
+	struct stag_pages *pages;
+	u64 *runs;
+	u32 i, n = 0;
+
+	*err = -EINVAL;
+	if (!per || mr->ibmr.page_size & (PAGE_SIZE - 1) || !mr->frmr_npages)
+		return NULL;
+	runs = kvmalloc_array(mr->frmr_npages, sizeof(*runs), GFP_KERNEL);
+	*err = -ENOMEM;
+	if (!runs)
+		return NULL;
+	for (i = 0; i < mr->frmr_npages; i++) {
+		unsigned long pfn = PHYS_PFN(virt_to_phys((void *)(uintptr_t)mr->frmr_pages[i]));
+
+		if (n && stag_run_pfn(runs[n - 1]) + stag_run_len(runs[n - 1]) == pfn &&
+		    stag_run_len(runs[n - 1]) + per <= STAG_RUN_MAX_PAGES)
+			runs[n - 1] += (u64)per << STAG_RUN_LEN_SHIFT;
+		else
+			runs[n++] = stag_run_make(pfn, per);
+	}
+	pages = stag_pages_from_runs(runs, n, err);
+	kvfree(runs);
+	return pages;
+}
+
+static enum ib_wc_status reg_mr(struct stag_qp *qp, const struct stag_reg_wr *reg)
+{
+	struct stag_mr *mr = to_stag_mr((struct ib_mr *)(uintptr_t)reg->mr);
+	struct stag_pages *pages, *old;
+	struct stag_tpt_entry *e = &mr->entry;
+	int ret;
+
+	if (!mr->frmr_pages || mr->ibmr.pd != qp->ibqp.pd)
+		return IB_WC_LOC_PROT_ERR;
+	if (stag_key_index(reg->key) != stag_key_index(e->key) ||
+	    stag_tpt_state(e) == STAG_TPT_VALID || stag_mr_check_access(reg->access))
+		return IB_WC_LOC_QP_OP_ERR;
+	pages = frmr_build_pages(mr, &ret);
+	if (!pages)
+		return IB_WC_LOC_QP_OP_ERR;
+
+	/*
+	 * The entry is not VALID, and its last invalidation waited out every
+	 * access, so nothing reads these fields until it is VALID again.
+	 */
+	old = e->pages;
+	e->pages = pages;
+	e->pages_offset = mr->frmr_offset;
+	e->iova = mr->ibmr.iova;
+	e->length = mr->ibmr.length;
+	e->access = reg->access;
+	WRITE_ONCE(e->key, reg->key);
+	stag_tpt_set_state(e, STAG_TPT_VALID);
+	if (old)
+		stag_pages_put(old);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * stag_mr_local_op() - run a WQE that acts on the local TPT only
+ * @qp: the QP whose send queue runs it
+ * @wqe: LOCAL_INV or REG_MR (kernel QPs only)
+ *
+ * Return: the completion status.
+ */
+enum ib_wc_status stag_mr_local_op(struct stag_qp *qp, const struct stag_swqe *wqe)
+{
+	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
+	int ret;
+
+	switch (wqe->hdr.opcode) {
+	case IB_WR_LOCAL_INV:
+		ret = stag_mr_invalidate(sdev, wqe->hdr.ex, qp->ibqp.pd);
+		if (ret == -EINVAL)
+			return IB_WC_LOC_QP_OP_ERR;
+		return ret ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+	case IB_WR_REG_MR:
+		return reg_mr(qp, (const struct stag_reg_wr *)wqe->hdr.wr.raw);
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
 }

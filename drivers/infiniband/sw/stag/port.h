@@ -29,6 +29,11 @@ int stag_port_immutable(struct stag_dev *sdev, struct ib_port_immutable *imm);
 void stag_port_netdev_event(struct stag_dev *sdev, unsigned long event,
 			    const struct net_device *ndev);
 
+static inline enum ib_mtu stag_port_active_mtu(const struct stag_port *port)
+{
+	return READ_ONCE(port->active_mtu);
+}
+
 enum ib_mtu stag_port_mtu(unsigned int ndev_mtu);
 enum ib_port_state stag_port_state(bool running, bool carrier);
 enum ib_port_phys_state stag_port_phys_state(enum ib_port_state state);

@@ -41,6 +41,7 @@ void stag_tpt_entry_init(struct stag_tpt_entry *e, enum stag_tpt_type type, void
 	e->type = type;
 	e->state = STAG_TPT_FREE;
 	e->owner = owner;
+	atomic_set(&e->draining, 0);
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_tpt_entry_init);
 
@@ -124,3 +125,27 @@ struct stag_tpt_entry *stag_tpt_lookup(struct stag_tpt *tpt, u32 key)
 	return e;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_tpt_lookup);
+
+/**
+ * stag_tpt_invalidate() - make an entry INVALID and wait out its accesses
+ * @e: the entry, referenced by the caller (from stag_tpt_lookup())
+ *
+ * Afterwards no access through @e is in flight, so its owner may change
+ * or release the memory behind it. Accesses take their references only
+ * while they copy, never while waiting for anything, so the wait ends.
+ * Concurrent invalidations of one entry each count themselves out.
+ *
+ * Context: process context; sleeps. The caller holds no gate reference.
+ */
+void stag_tpt_invalidate(struct stag_tpt_entry *e)
+{
+	might_sleep();
+	stag_tpt_set_state(e, STAG_TPT_INVALID);
+	atomic_inc(&e->draining);
+	/* Pairs with the barrier in stag_tpt_put(). */
+	smp_mb__after_atomic();
+	/* The owner's reference, and one per invalidation in progress. */
+	wait_var_event(&e->ref, refcount_read(&e->ref) <= 1 + atomic_read(&e->draining));
+	atomic_dec(&e->draining);
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_tpt_invalidate);

@@ -10,6 +10,7 @@
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/types.h>
+#include <linux/wait_bit.h>
 #include <linux/xarray.h>
 
 struct ib_pd;
@@ -61,6 +62,7 @@ struct stag_tpt_entry {
 	struct stag_pages *pages;	/* NULL: iova is a kernel address (DMA MR) */
 	u64 pages_offset;	/* where iova falls in pages */
 	void *owner;		/* the stag_mr or stag_mw */
+	atomic_t draining;	/* invalidations waiting for accesses to end */
 	struct completion idle;	/* the last reference is gone */
 	struct rcu_head rcu;
 };
@@ -80,10 +82,18 @@ void stag_tpt_remove(struct stag_tpt *tpt, struct stag_tpt_entry *e);
 struct stag_tpt_entry *stag_tpt_lookup(struct stag_tpt *tpt, u32 key);
 void stag_tpt_entry_init(struct stag_tpt_entry *e, enum stag_tpt_type type, void *owner);
 
+void stag_tpt_invalidate(struct stag_tpt_entry *e);
+
 static inline void stag_tpt_put(struct stag_tpt_entry *e)
 {
-	if (refcount_dec_and_test(&e->ref))
+	if (refcount_dec_and_test(&e->ref)) {
 		complete(&e->idle);
+		return;
+	}
+	/* Pairs with the barrier in stag_tpt_invalidate(). */
+	smp_mb__after_atomic();
+	if (atomic_read(&e->draining))
+		wake_up_var(&e->ref);
 }
 
 static inline void stag_tpt_set_state(struct stag_tpt_entry *e, enum stag_tpt_state state)

@@ -9,10 +9,16 @@
 #include <rdma/stag-abi.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "ah.h"
+#include "cq.h"
 #include "dev.h"
 #include "mr.h"
 #include "pd.h"
 #include "port.h"
+#include "qp.h"
+#include "queue.h"
+#include "route.h"
+#include "srq.h"
 #include "verbs.h"
 
 static int stag_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -74,97 +80,56 @@ static void stag_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
-/*
- * The core requires these at registration. Until queues exist they
- * refuse, which the core reports as EOPNOTSUPP.
- */
-static int stag_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			  struct uverbs_attr_bundle *attrs)
-{
-	return -EOPNOTSUPP;
-}
-
-static int stag_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int stag_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
-{
-	return 0;
-}
-
-static int stag_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
-{
-	return -EOPNOTSUPP;
-}
-
-static int stag_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-			  struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int stag_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
-			  struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int stag_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int stag_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			  const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-static int stag_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			  const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
 const struct ib_device_ops stag_verbs_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = STAG_UVERBS_ABI_VERSION,
 
+	.add_gid = stag_route_add_gid,
 	.alloc_mr = stag_mr_alloc,
 	.alloc_pd = stag_pd_alloc,
 	.alloc_ucontext = stag_alloc_ucontext,
-	.create_cq = stag_create_cq,
-	.create_qp = stag_create_qp,
+	.create_ah = stag_ah_create,
+	.create_cq = stag_cq_create,
+	.create_qp = stag_qp_create,
+	.create_srq = stag_srq_create,
+	.create_user_ah = stag_ah_create,
 	.dealloc_driver = stag_dev_dealloc,
 	.dealloc_pd = stag_pd_dealloc,
 	.dealloc_ucontext = stag_dealloc_ucontext,
+	.del_gid = stag_route_del_gid,
 	.dereg_mr = stag_mr_dereg,
-	.destroy_cq = stag_destroy_cq,
-	.destroy_qp = stag_destroy_qp,
+	.destroy_ah = stag_ah_destroy,
+	.destroy_cq = stag_cq_destroy,
+	.destroy_qp = stag_qp_destroy,
+	.destroy_srq = stag_srq_destroy,
 	.disassociate_ucontext = stag_disassociate_ucontext,
 	.fill_res_mr_entry = stag_mr_fill_res_entry,
 	.get_dma_mr = stag_mr_get_dma,
 	.get_link_layer = stag_get_link_layer,
 	.get_port_immutable = stag_get_port_immutable,
 	.map_mr_sg = stag_mr_map_sg,
-	.modify_qp = stag_modify_qp,
-	.poll_cq = stag_poll_cq,
-	.post_recv = stag_post_recv,
-	.post_send = stag_post_send,
+	.mmap = stag_queue_mmap,
+	.mmap_free = stag_queue_mmap_free,
+	.modify_qp = stag_qp_modify,
+	.modify_srq = stag_srq_modify,
+	.poll_cq = stag_cq_poll,
+	.post_recv = stag_qp_post_recv,
+	.post_send = stag_qp_post_send,
+	.post_srq_recv = stag_srq_post_recv,
 	.query_device = stag_query_device,
 	.query_pkey = stag_query_pkey,
 	.query_port = stag_query_port,
+	.query_qp = stag_qp_query,
+	.query_srq = stag_srq_query,
 	.reg_user_mr = stag_mr_reg_user,
-	.req_notify_cq = stag_req_notify_cq,
+	.req_notify_cq = stag_cq_req_notify,
 	.rereg_user_mr = stag_mr_rereg_user,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, stag_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, stag_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, stag_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, stag_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, stag_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, stag_ucontext, ibuc),
 };

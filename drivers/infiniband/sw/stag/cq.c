@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues. Completions are produced by the requester and the
+ * responder of any QP on the CQ, under the CQ's lock; user CQs are polled
+ * by the provider straight from the ring, kernel CQs through poll_cq.
+ */
+
+#include <linux/log2.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/stag-abi.h>
+#include <rdma/uverbs_ioctl.h>
+#include <kunit/visibility.h>
+
+#include "cq.h"
+#include "dev.h"
+
+/**
+ * stag_cq_create() - the create_cq verb
+ * @ibcq: the CQ the core allocated
+ * @attr: cqe is the number of completions it must hold
+ * @attrs: the user's command, or NULL for a kernel CQ
+ *
+ * Return: 0; -EINVAL for 0 or more than STAG_MAX_CQE entries or a bad
+ * completion vector; -EOPNOTSUPP for creation flags; -ENOMEM.
+ */
+int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs)
+{
+	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct stag_cq *cq = to_stag_cq(ibcq);
+	struct stag_create_cq_resp resp = {};
+	u32 slots;
+	int ret;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > STAG_MAX_CQE ||
+	    attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (udata && udata->inlen)
+		return -EINVAL;
+
+	spin_lock_init(&cq->lock);
+	cq->user = udata;
+	/* One slot stays free so the provider never sees full as empty. */
+	slots = roundup_pow_of_two(attr->cqe + 1);
+	ret = stag_queue_init(&cq->queue, slots,
+			      cq->user ? sizeof(struct stag_cqe) : sizeof(struct ib_wc));
+	if (ret)
+		return ret;
+	ibcq->cqe = slots - 1;
+	if (!cq->user)
+		return 0;
+
+	ret = stag_queue_share(&cq->queue, udata, &resp.offset);
+	if (ret)
+		goto err_uninit_queue;
+	resp.num_slots = slots;
+	resp.slot_size = sizeof(struct stag_cqe);
+	ret = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (ret)
+		goto err_uninit_queue;
+	return 0;
+
+err_uninit_queue:
+	stag_queue_uninit(&cq->queue);
+	return ret;
+}
+
+int stag_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	stag_queue_uninit(&to_stag_cq(ibcq)->queue);
+	return 0;
+}
+
+/**
+ * stag_cq_wc_to_cqe() - a kernel completion in the provider's format
+ * @wc: the completion
+ * @cqe: the slot to fill
+ *
+ * The provider's flag bits are libibverbs', which differ from the
+ * kernel's IB_WC_* bits.
+ */
+VISIBLE_IF_KUNIT void stag_cq_wc_to_cqe(const struct ib_wc *wc, struct stag_cqe *cqe)
+{
+	u32 flags = 0;
+
+	if (wc->wc_flags & IB_WC_GRH)
+		flags |= STAG_WC_GRH;
+	if (wc->wc_flags & IB_WC_WITH_IMM)
+		flags |= STAG_WC_WITH_IMM;
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
+		flags |= STAG_WC_WITH_INV;
+
+	*cqe = (struct stag_cqe) {
+		.wr_id = wc->wr_id,
+		.status = wc->status,
+		.opcode = wc->opcode,
+		.vendor_err = wc->vendor_err,
+		.byte_len = wc->byte_len,
+		.ex = wc->wc_flags & IB_WC_WITH_INVALIDATE ? wc->ex.invalidate_rkey :
+			(__force u32)wc->ex.imm_data,
+		.qp_num = wc->qp->qp_num,
+		.src_qp = wc->src_qp,
+		.wc_flags = flags,
+		.pkey_index = wc->pkey_index,
+		.slid = wc->slid,
+		.sl = wc->sl,
+		.dlid_path_bits = wc->dlid_path_bits,
+	};
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_cq_wc_to_cqe);
+
+static void cq_overflow(struct stag_cq *cq)
+{
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if (cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
+/**
+ * stag_cq_post() - add a completion
+ * @cq: the CQ
+ * @wc: the completion; wc->qp is the QP it belongs to
+ * @solicited: the completion is of a solicited message
+ *
+ * Context: any; takes the CQ's lock and may call the consumer's
+ * completion handler.
+ * Return: 0, or -ENOSPC when the CQ is full: the completion is lost, the
+ * CQ is in error and its consumer gets IB_EVENT_CQ_ERR.
+ */
+int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited)
+{
+	unsigned long flags;
+	bool notify, overflow;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	overflow = cq->overflow || stag_queue_full(&cq->queue);
+	if (overflow) {
+		cq->overflow = true;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		cq_overflow(cq);
+		return -ENOSPC;
+	}
+	if (cq->user)
+		stag_cq_wc_to_cqe(wc, stag_queue_tail(&cq->queue));
+	else
+		memcpy(stag_queue_tail(&cq->queue), wc, sizeof(*wc));
+	stag_queue_push(&cq->queue);
+
+	notify = cq->notify == IB_CQ_NEXT_COMP ||
+		 (cq->notify == IB_CQ_SOLICITED && (solicited || wc->status != IB_WC_SUCCESS));
+	if (notify)
+		cq->notify = 0;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (notify && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return 0;
+}
+
+/*
+ * A kernel CQ's ring is the kernel's at both ends, so its consumer index
+ * is read from the ring like the producer's is.
+ */
+int stag_cq_poll(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct stag_cq *cq = to_stag_cq(ibcq);
+	struct stag_queue *q = &cq->queue;
+	unsigned long flags;
+	int n = 0;
+
+	if (WARN_ON_ONCE(cq->user))
+		return -EINVAL;
+	spin_lock_irqsave(&cq->lock, flags);
+	for (; n < num_entries; n++) {
+		u32 cons = q->ctl->cons;
+
+		if (cons == q->index)
+			break;
+		memcpy(&wc[n], stag_queue_slot(q, cons), sizeof(*wc));
+		q->ctl->cons = cons + 1;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/**
+ * stag_cq_req_notify() - the req_notify_cq verb
+ * @ibcq: the CQ
+ * @flags: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP, and IB_CQ_REPORT_MISSED_EVENTS
+ *
+ * Return: with IB_CQ_REPORT_MISSED_EVENTS, 1 when completions are already
+ * waiting (the caller must poll, no event will come for them); else 0.
+ */
+int stag_cq_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct stag_cq *cq = to_stag_cq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if (flags & IB_CQ_REPORT_MISSED_EVENTS &&
+	    READ_ONCE(cq->queue.ctl->cons) != cq->queue.index)
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}

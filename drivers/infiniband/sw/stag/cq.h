@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stag completion queue.
+ */
+#ifndef _STAG_CQ_H
+#define _STAG_CQ_H
+
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+
+#include "queue.h"
+
+#define STAG_MAX_CQ		65536
+#define STAG_MAX_CQE		65535
+
+/*
+ * User CQs hold struct stag_cqe slots the provider polls; kernel CQs hold
+ * struct ib_wc slots stag_cq_poll() hands out.
+ */
+struct stag_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;	/* producers, kernel pollers, notify and error */
+	struct stag_queue queue;
+	u8 notify;		/* IB_CQ_SOLICITED or IB_CQ_NEXT_COMP when armed */
+	bool user;
+	bool overflow;		/* a completion was lost: the CQ is in error */
+};
+
+static inline struct stag_cq *to_stag_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct stag_cq, ibcq);
+}
+
+int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs);
+int stag_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata);
+int stag_cq_poll(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int stag_cq_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+void stag_cq_wc_to_cqe(const struct ib_wc *wc, struct stag_cqe *cqe);
+#endif
+
+#endif /* _STAG_CQ_H */

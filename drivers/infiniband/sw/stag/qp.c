@@ -1,0 +1,697 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queue pairs: creation, the verbs state machine, lookup by number, and
+ * teardown. The data path is in req.c (send queue) and resp.c (incoming
+ * messages).
+ *
+ * Locking: attr_lock guards the attributes; sq.mutex serialises the
+ * requester, resp_mutex the responder, always in that order. Each QP has
+ * one work item that runs its requester and flushes its queues in the
+ * error state; it and the retry timer hold a QP reference while queued or
+ * armed.
+ */
+
+#include <linux/log2.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/stag-abi.h>
+#include <kunit/visibility.h>
+
+#include "ah.h"
+#include "cq.h"
+#include "dev.h"
+#include "qp.h"
+#include "req.h"
+#include "resp.h"
+#include "srq.h"
+
+static struct workqueue_struct *stag_wq;
+
+int stag_qp_wq_init(void)
+{
+	stag_wq = alloc_workqueue("stag", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return stag_wq ? 0 : -ENOMEM;
+}
+
+void stag_qp_wq_uninit(void)
+{
+	destroy_workqueue(stag_wq);
+}
+
+/**
+ * stag_qp_get_by_qpn() - find a QP of a device by number
+ * @sdev: the device
+ * @qpn: the QP number
+ *
+ * Return: the QP with a reference the caller drops with stag_qp_put(), or
+ * NULL. A QP being destroyed is not found.
+ */
+struct stag_qp *stag_qp_get_by_qpn(struct stag_dev *sdev, u32 qpn)
+{
+	struct stag_qp *qp;
+
+	xa_lock_bh(&sdev->qps);
+	qp = xa_load(&sdev->qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	xa_unlock_bh(&sdev->qps);
+	return qp;
+}
+
+/* Queue the QP's work: run the requester, flush in the error state. */
+void stag_qp_kick(struct stag_qp *qp)
+{
+	stag_qp_get(qp);
+	if (!queue_work(stag_wq, &qp->work))
+		stag_qp_put(qp);
+}
+
+static void qp_work(struct work_struct *work)
+{
+	struct stag_qp *qp = container_of(work, struct stag_qp, work);
+
+	stag_req_run(qp);
+	if (stag_qp_state(qp) == IB_QPS_ERR)
+		stag_resp_flush(qp);
+	stag_qp_put(qp);
+}
+
+static bool set_error(struct stag_qp *qp)
+{
+	unsigned long flags;
+	bool changed;
+
+	spin_lock_irqsave(&qp->attr_lock, flags);
+	changed = qp->attr.qp_state != IB_QPS_ERR && qp->attr.qp_state != IB_QPS_RESET;
+	if (changed)
+		WRITE_ONCE(qp->attr.qp_state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->attr_lock, flags);
+	return changed;
+}
+
+static void enter_error(struct stag_qp *qp)
+{
+	/* From now on the provider rings for every receive it posts. */
+	if (!qp->srq)
+		stag_queue_set_flags(&qp->rq.queue, STAG_QUEUE_FLUSH);
+	/*
+	 * Pairs with the provider's fence between publishing prod and
+	 * reading the flag: either it sees the flag and rings, or the flush
+	 * sees its receive.
+	 */
+	smp_mb();
+	stag_qp_kick(qp);
+}
+
+/**
+ * stag_qp_error() - move a QP to the error state from the data path
+ * @qp: the QP
+ *
+ * Everything outstanding is flushed by the QP's work.
+ *
+ * Context: any.
+ */
+void stag_qp_error(struct stag_qp *qp)
+{
+	if (set_error(qp))
+		enter_error(qp);
+}
+
+static void qp_event(struct stag_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/**
+ * stag_qp_fatal() - a QP's queue is corrupted: error state and an event
+ * @qp: the QP
+ */
+void stag_qp_fatal(struct stag_qp *qp)
+{
+	stag_dbg_qp(qp, "corrupted queue\n");
+	if (set_error(qp)) {
+		enter_error(qp);
+		qp_event(qp, IB_EVENT_QP_FATAL);
+	}
+}
+
+static int check_init_attr(const struct ib_qp_init_attr *init, bool user)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (user)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (cap->max_send_wr > STAG_MAX_QP_WR || cap->max_send_sge > STAG_MAX_SGE ||
+	    cap->max_inline_data > STAG_MAX_INLINE)
+		return -EINVAL;
+	if (!init->srq && (cap->max_recv_wr > STAG_MAX_QP_WR || cap->max_recv_sge > STAG_MAX_SGE))
+		return -EINVAL;
+	return 0;
+}
+
+static int alloc_scratch(struct stag_qp *qp)
+{
+	qp->sq.wqe = kmalloc(sizeof(*qp->sq.wqe), GFP_KERNEL);
+	qp->sq.local = kmalloc(sizeof(*qp->sq.local), GFP_KERNEL);
+	qp->rq.wqe = kmalloc(sizeof(*qp->rq.wqe), GFP_KERNEL);
+	qp->rq.sgl = kmalloc(sizeof(*qp->rq.sgl), GFP_KERNEL);
+	qp->rq.remote = kmalloc(sizeof(*qp->rq.remote), GFP_KERNEL);
+	if (qp->sq.wqe && qp->sq.local && qp->rq.wqe && qp->rq.sgl && qp->rq.remote)
+		return 0;
+	return -ENOMEM;
+}
+
+static void free_scratch(struct stag_qp *qp)
+{
+	kfree(qp->rq.remote);
+	kfree(qp->rq.sgl);
+	kfree(qp->rq.wqe);
+	kfree(qp->sq.local);
+	kfree(qp->sq.wqe);
+}
+
+/* Sizes the rings and reports what the QP got in @cap. */
+static int init_queues(struct stag_qp *qp, struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 slots, size;
+	int ret;
+
+	slots = roundup_pow_of_two(max(cap->max_send_wr, 1U));
+	size = stag_wqe_send_slot_size(max(cap->max_send_sge, 1U), cap->max_inline_data);
+	ret = stag_queue_init(&qp->sq.queue, slots, size);
+	if (ret)
+		return ret;
+	qp->sq.max_wr = slots;
+	qp->sq.limits.max_sge = min_t(u32, STAG_MAX_SGE,
+				      (size - STAG_SEND_WQE_HDR_SIZE) / sizeof(struct stag_sge));
+	qp->sq.limits.max_inline = min_t(u32, size - STAG_SEND_WQE_HDR_SIZE, STAG_MAX_INLINE);
+	cap->max_send_wr = slots;
+	cap->max_send_sge = qp->sq.limits.max_sge;
+	cap->max_inline_data = qp->sq.limits.max_inline;
+	if (init->srq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		return 0;
+	}
+
+	slots = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+	qp->rq.max_sge = max(cap->max_recv_sge, 1U);
+	ret = stag_queue_init(&qp->rq.queue, slots, stag_wqe_recv_slot_size(qp->rq.max_sge));
+	if (ret) {
+		stag_queue_uninit(&qp->sq.queue);
+		return ret;
+	}
+	qp->rq.max_wr = slots;
+	cap->max_recv_wr = slots;
+	cap->max_recv_sge = qp->rq.max_sge;
+	return 0;
+}
+
+static void uninit_queues(struct stag_qp *qp)
+{
+	if (!qp->srq)
+		stag_queue_uninit(&qp->rq.queue);
+	stag_queue_uninit(&qp->sq.queue);
+}
+
+static int share_queues(struct stag_qp *qp, struct ib_udata *udata)
+{
+	struct stag_create_qp_resp resp = {};
+	int ret;
+
+	ret = stag_queue_share(&qp->sq.queue, udata, &resp.sq_offset);
+	if (ret)
+		return ret;
+	if (!qp->srq) {
+		ret = stag_queue_share(&qp->rq.queue, udata, &resp.rq_offset);
+		if (ret)
+			return ret;
+		resp.rq_slots = qp->rq.queue.num_slots;
+		resp.rq_slot_size = qp->rq.queue.slot_size;
+	}
+	resp.sq_slots = qp->sq.queue.num_slots;
+	resp.sq_slot_size = qp->sq.queue.slot_size;
+	resp.max_inline = qp->sq.limits.max_inline;
+	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+}
+
+static int insert_qp(struct stag_dev *sdev, struct stag_qp *qp)
+{
+	u32 qpn;
+	int ret;
+
+	if (qp->ibqp.qp_type == IB_QPT_GSI) {
+		ret = xa_insert_bh(&sdev->qps, 1, qp, GFP_KERNEL);
+		qpn = 1;
+	} else {
+		ret = xa_alloc_cyclic_bh(&sdev->qps, &qpn, qp,
+					 XA_LIMIT(STAG_QPN_MIN, STAG_QPN_MAX), &sdev->qp_next,
+					 GFP_KERNEL);
+		if (ret > 0)
+			ret = 0;
+	}
+	if (ret)
+		return ret == -EBUSY && qp->ibqp.qp_type != IB_QPT_GSI ? -ENOMEM : ret;
+	qp->ibqp.qp_num = qpn;
+	return 0;
+}
+
+static void init_attr(struct stag_qp *qp, const struct ib_qp_init_attr *init)
+{
+	struct ib_qp_attr *attr = &qp->attr;
+
+	attr->qp_state = IB_QPS_RESET;
+	attr->cur_qp_state = IB_QPS_RESET;
+	attr->path_mtu = IB_MTU_1024;
+	attr->port_num = STAG_PORT_NUM;
+	attr->cap = init->cap;
+	if (init->qp_type == IB_QPT_GSI)
+		attr->qkey = IB_QP1_QKEY;
+}
+
+/**
+ * stag_qp_create() - the create_qp verb
+ * @ibqp: the QP the core allocated
+ * @init: its attributes; cap is updated to what the QP got
+ * @udata: the user's command, or NULL
+ *
+ * Return: 0; -EOPNOTSUPP for QP types and flags stag lacks; -EINVAL for
+ * sizes out of range, a missing CQ, a GSI QP from userspace, or driver
+ * data in the command; -EBUSY for a second GSI QP; -ENOMEM.
+ */
+int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata)
+{
+	struct stag_dev *sdev = to_stag_dev(ibqp->device);
+	struct stag_qp *qp = to_stag_qp(ibqp);
+	int ret;
+
+	ret = check_init_attr(init, udata);
+	if (ret)
+		return ret;
+	if (udata && udata->inlen)
+		return -EINVAL;
+
+	qp->user = udata;
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	spin_lock_init(&qp->attr_lock);
+	spin_lock_init(&qp->sq.lock);
+	spin_lock_init(&qp->rq.lock);
+	mutex_init(&qp->sq.mutex);
+	mutex_init(&qp->resp_mutex);
+	INIT_WORK(&qp->work, qp_work);
+	timer_setup(&qp->sq.timer, stag_req_timer, 0);
+	qp->srq = init->srq ? to_stag_srq(init->srq) : NULL;
+	qp->scq = to_stag_cq(init->send_cq);
+	qp->rcq = to_stag_cq(init->recv_cq);
+	qp->sq.sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->sq.limits.type = init->qp_type;
+	qp->sq.limits.user = qp->user;
+
+	ret = alloc_scratch(qp);
+	if (ret)
+		goto err_free_scratch;
+	ret = init_queues(qp, init);
+	if (ret)
+		goto err_free_scratch;
+	init_attr(qp, init);
+	if (udata) {
+		ret = share_queues(qp, udata);
+		if (ret)
+			goto err_uninit_queues;
+	}
+	/* Last: from here the QP can be found. */
+	ret = insert_qp(sdev, qp);
+	if (ret)
+		goto err_uninit_queues;
+	stag_dbg_qp(qp, "type %d sq %u rq %u\n", init->qp_type, qp->sq.max_wr, qp->rq.max_wr);
+	return 0;
+
+err_uninit_queues:
+	uninit_queues(qp);
+err_free_scratch:
+	free_scratch(qp);
+	return ret;
+}
+
+/**
+ * stag_qp_check_attr() - check the attributes of a modify_qp
+ * @qp: the QP
+ * @attr: the attributes
+ * @mask: which of them are given
+ * @port_mtu: the port's active MTU
+ *
+ * The transition and the attribute mask were checked by
+ * ib_modify_qp_is_ok(); this checks the values.
+ *
+ * Return: 0, -EINVAL for a value out of range, or -EOPNOTSUPP for an
+ * alternate path or a rate limit.
+ */
+VISIBLE_IF_KUNIT int stag_qp_check_attr(const struct stag_qp *qp, const struct ib_qp_attr *attr,
+					int mask, enum ib_mtu port_mtu)
+{
+	if (mask & (IB_QP_ALT_PATH | IB_QP_RATE_LIMIT))
+		return -EOPNOTSUPP;
+	if (mask & IB_QP_PORT && attr->port_num != STAG_PORT_NUM)
+		return -EINVAL;
+	if (mask & IB_QP_PKEY_INDEX && attr->pkey_index >= STAG_PKEY_TBL_LEN)
+		return -EINVAL;
+	if (mask & IB_QP_PATH_MTU &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > port_mtu))
+		return -EINVAL;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC && attr->max_rd_atomic > STAG_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC && attr->max_dest_rd_atomic > STAG_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if (mask & IB_QP_ACCESS_FLAGS &&
+	    attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+				      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
+				      IB_ACCESS_MW_BIND))
+		return -EINVAL;
+	if (mask & IB_QP_TIMEOUT && attr->timeout > 31)
+		return -EINVAL;
+	if (mask & IB_QP_RETRY_CNT && attr->retry_cnt > 7)
+		return -EINVAL;
+	if (mask & IB_QP_RNR_RETRY && attr->rnr_retry > 7)
+		return -EINVAL;
+	if (mask & IB_QP_MIN_RNR_TIMER && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if (mask & IB_QP_DEST_QPN && attr->dest_qp_num > STAG_QPN_MAX)
+		return -EINVAL;
+	if (mask & IB_QP_AV && !(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH))
+		return -EINVAL;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_qp_check_attr);
+
+/* Copies the given attributes; the caller holds attr_lock. */
+static void apply_attr(struct stag_qp *qp, const struct ib_qp_attr *attr, int mask,
+		       const struct stag_av *av)
+{
+	struct ib_qp_attr *cur = &qp->attr;
+
+	lockdep_assert_held(&qp->attr_lock);
+	if (mask & IB_QP_PKEY_INDEX)
+		cur->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_QKEY)
+		cur->qkey = attr->qkey;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		cur->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PORT)
+		cur->port_num = attr->port_num;
+	if (mask & IB_QP_AV) {
+		cur->ah_attr = attr->ah_attr;
+		/* The core holds the GID attribute for the QP; stag keeps values. */
+		cur->ah_attr.grh.sgid_attr = NULL;
+		qp->sgid = av->sgid;
+		qp->dgid = av->dgid;
+		qp->net_type = av->net_type;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		cur->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		cur->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		cur->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		cur->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		cur->rq_psn = attr->rq_psn & 0xffffff;
+	if (mask & IB_QP_SQ_PSN)
+		cur->sq_psn = attr->sq_psn & 0xffffff;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		cur->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		cur->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		cur->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_DEST_QPN)
+		cur->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_PATH_MIG_STATE)
+		cur->path_mig_state = attr->path_mig_state;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		cur->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_STATE)
+		WRITE_ONCE(cur->qp_state, attr->qp_state);
+}
+
+/*
+ * RESET drops every posted WQE without a completion: the kernel's
+ * consumer indices jump to the producers'.
+ */
+static void reset_queues(struct stag_qp *qp)
+{
+	u32 avail;
+
+	mutex_lock(&qp->sq.mutex);
+	mutex_lock(&qp->resp_mutex);
+	if (!stag_queue_avail(&qp->sq.queue, &avail))
+		while (avail--)
+			stag_queue_pop(&qp->sq.queue);
+	qp->sq.pending = false;
+	qp->sq.waiting = false;
+	if (!qp->srq) {
+		if (!stag_queue_avail(&qp->rq.queue, &avail))
+			while (avail--)
+				stag_queue_pop(&qp->rq.queue);
+		stag_queue_set_flags(&qp->rq.queue, 0);
+	}
+	mutex_unlock(&qp->resp_mutex);
+	mutex_unlock(&qp->sq.mutex);
+}
+
+/**
+ * stag_qp_modify() - the modify_qp verb
+ * @ibqp: the QP
+ * @attr: the attributes
+ * @mask: which of them are given
+ * @udata: the user's command; stag takes no driver data
+ *
+ * Return: 0; -EINVAL for a transition the IBA does not allow, a missing
+ * required or a forbidden attribute, or a value out of range; -EOPNOTSUPP
+ * for attributes stag lacks.
+ */
+int stag_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask, struct ib_udata *udata)
+{
+	struct stag_dev *sdev = to_stag_dev(ibqp->device);
+	struct stag_qp *qp = to_stag_qp(ibqp);
+	enum ib_qp_state cur, new;
+	struct stag_av av = {};
+	unsigned long flags;
+	int ret;
+
+	might_sleep();
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (udata && udata->inlen)
+		return -EINVAL;
+	if (mask & IB_QP_AV) {
+		ret = stag_ah_av_from_attr(&attr->ah_attr, &av);
+		if (ret)
+			return ret;
+	}
+
+	spin_lock_irqsave(&qp->attr_lock, flags);
+	cur = qp->attr.qp_state;
+	new = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask))
+		ret = -EINVAL;
+	else
+		ret = stag_qp_check_attr(qp, attr, mask, stag_port_active_mtu(&sdev->port));
+	if (!ret)
+		apply_attr(qp, attr, mask, &av);
+	spin_unlock_irqrestore(&qp->attr_lock, flags);
+	if (ret) {
+		stag_dbg_qp(qp, "%d -> %d mask %#x: %d\n", cur, new, mask, ret);
+		return ret;
+	}
+
+	if (new == IB_QPS_RESET && cur != IB_QPS_RESET)
+		reset_queues(qp);
+	else if (new == IB_QPS_ERR && cur != IB_QPS_ERR)
+		enter_error(qp);
+	else if (new == IB_QPS_RTS)
+		stag_qp_kick(qp);
+	if (new == IB_QPS_SQD && cur == IB_QPS_RTS && qp->attr.en_sqd_async_notify) {
+		/* Work starts and finishes under the requester's mutex. */
+		mutex_lock(&qp->sq.mutex);
+		mutex_unlock(&qp->sq.mutex);
+		qp_event(qp, IB_EVENT_SQ_DRAINED);
+	}
+	return 0;
+}
+
+int stag_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct stag_qp *qp = to_stag_qp(ibqp);
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->attr_lock, flags);
+	*attr = qp->attr;
+	spin_unlock_irqrestore(&qp->attr_lock, flags);
+	attr->cur_qp_state = attr->qp_state;
+	attr->sq_draining = 0;
+
+	memset(init, 0, sizeof(*init));
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq.sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/*
+ * After this the requester cannot arm the timer or be queued by it again,
+ * and no other thread can find the QP; what is in flight holds a
+ * reference and is waited for.
+ */
+static void quiesce(struct stag_qp *qp)
+{
+	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
+
+	set_error(qp);
+	mutex_lock(&qp->sq.mutex);
+	qp->sq.dead = true;
+	mutex_unlock(&qp->sq.mutex);
+	xa_erase_bh(&sdev->qps, qp->ibqp.qp_num);
+	if (timer_delete_sync(&qp->sq.timer))
+		stag_qp_put(qp);
+	if (cancel_work_sync(&qp->work))
+		stag_qp_put(qp);
+	stag_qp_put(qp);
+	wait_for_completion(&qp->released);
+}
+
+int stag_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct stag_qp *qp = to_stag_qp(ibqp);
+
+	might_sleep();
+	quiesce(qp);
+	uninit_queues(qp);
+	free_scratch(qp);
+	return 0;
+}
+
+/**
+ * stag_qp_post_send() - the post_send verb, and the user's send doorbell
+ * @ibqp: the QP
+ * @wr: a kernel consumer's work requests; NULL for a user QP's doorbell
+ * @bad_wr: set to the first request not posted
+ *
+ * A user QP's WQEs are in its ring already and the requester runs right
+ * here, in the caller's context. A kernel consumer's are written into the
+ * ring and run by the QP's work.
+ *
+ * Return: 0; -EINVAL for a malformed request, or before the QP is ready to
+ * send; -ENOMEM when the send queue is full.
+ */
+int stag_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr)
+{
+	struct stag_qp *qp = to_stag_qp(ibqp);
+	enum ib_qp_state state = stag_qp_state(qp);
+	unsigned long flags;
+	int ret = 0;
+
+	if (qp->user) {
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		stag_req_run(qp);
+		return 0;
+	}
+	if (state == IB_QPS_RESET || state == IB_QPS_INIT || state == IB_QPS_RTR) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	for (; wr; wr = wr->next) {
+		if (stag_queue_kfull(&qp->sq.queue)) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = stag_wqe_from_send_wr(&qp->sq.limits, wr, stag_queue_ktail(&qp->sq.queue));
+		if (ret)
+			break;
+		stag_queue_kpush(&qp->sq.queue);
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (ret)
+		*bad_wr = wr;
+	stag_qp_kick(qp);
+	return ret;
+}
+
+/**
+ * stag_qp_post_recv() - the post_recv verb, and the user's receive doorbell
+ * @ibqp: the QP
+ * @wr: a kernel consumer's work requests; NULL for a user QP's doorbell
+ * @bad_wr: set to the first request not posted
+ *
+ * Users post receives without a syscall; they ring only in the error
+ * state, so that what they posted gets flushed.
+ *
+ * Return: 0; -EINVAL for a QP with an SRQ, one in RESET, or a malformed
+ * request; -ENOMEM when the receive queue is full.
+ */
+int stag_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr)
+{
+	struct stag_qp *qp = to_stag_qp(ibqp);
+	unsigned long flags;
+	int ret = 0;
+
+	if (qp->srq || stag_qp_state(qp) == IB_QPS_RESET || (qp->user && wr)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (!qp->user) {
+		spin_lock_irqsave(&qp->rq.lock, flags);
+		for (; wr; wr = wr->next) {
+			if (stag_queue_kfull(&qp->rq.queue)) {
+				ret = -ENOMEM;
+				break;
+			}
+			ret = stag_wqe_from_recv_wr(wr, qp->rq.max_sge,
+						    stag_queue_ktail(&qp->rq.queue));
+			if (ret)
+				break;
+			stag_queue_kpush(&qp->rq.queue);
+		}
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+		if (ret)
+			*bad_wr = wr;
+	}
+	if (stag_qp_state(qp) == IB_QPS_ERR)
+		stag_qp_kick(qp);
+	return ret;
+}

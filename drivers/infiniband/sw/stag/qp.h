@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stag queue pair: its state machine, its queues, and how it is found.
+ */
+#ifndef _STAG_QP_H
+#define _STAG_QP_H
+
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include "port.h"
+#include "queue.h"
+#include "sgl.h"
+#include "wqe.h"
+
+#define STAG_MAX_QP		65536
+#define STAG_MAX_RD_ATOMIC	128
+#define STAG_QPN_MIN		16
+#define STAG_QPN_MAX		((1U << 24) - 1)
+
+struct stag_cq;
+struct stag_dev;
+struct stag_srq;
+
+/* The requester's side: see req.c. */
+struct stag_sq {
+	struct stag_queue queue;
+	spinlock_t lock;	/* kernel producers (post_send) */
+	struct mutex mutex;	/* the requester: one runs at a time */
+	struct stag_wqe_limits limits;
+	u32 max_wr;
+	bool sig_all;
+	/* Under mutex: */
+	bool pending;		/* wqe is fetched and not yet completed */
+	bool waiting;		/* timer armed for wqe: RNR or no answer */
+	bool dead;		/* being destroyed: arm nothing */
+	u8 retry_left;
+	u8 rnr_left;
+	u8 rnr_timer;		/* the responder's min_rnr_timer, from its NAK */
+	enum ib_wc_status status;	/* of fetching wqe */
+	struct stag_swqe *wqe;
+	struct stag_sgl *local;	/* wqe's local buffers, through the gate */
+	struct timer_list timer;	/* holds a QP reference while pending */
+};
+
+/* The responder's side: see resp.c. */
+struct stag_rq {
+	struct stag_queue queue;	/* unused with an SRQ */
+	spinlock_t lock;	/* kernel producers (post_recv) */
+	u32 max_wr;
+	u32 max_sge;
+	/* Under stag_qp.resp_mutex: */
+	struct stag_rwqe *wqe;
+	struct stag_sgl *sgl;
+	struct stag_sgl *remote;	/* the target of a write, read or atomic */
+};
+
+/*
+ * Reference rule: the creator's reference lives until destroy; lookups
+ * (stag_qp_get_by_qpn), armed timers and queued work hold one each, and
+ * destroy waits for all of them before the core frees the QP.
+ */
+struct stag_qp {
+	struct ib_qp ibqp;
+	refcount_t ref;
+	struct completion released;
+	bool user;
+
+	/*
+	 * Attributes. Written under attr_lock by modify_qp and by error
+	 * transitions; the data path reads the state with READ_ONCE.
+	 */
+	spinlock_t attr_lock;
+	struct ib_qp_attr attr;
+	union ib_gid sgid;	/* RC/UC: this QP's GID, from the path */
+	union ib_gid dgid;	/* RC/UC: the peer's */
+	enum rdma_network_type net_type;
+
+	struct stag_sq sq;
+	struct stag_rq rq;
+	struct mutex resp_mutex;	/* the responder; after sq.mutex */
+	struct stag_srq *srq;
+	struct stag_cq *scq;
+	struct stag_cq *rcq;
+	struct work_struct work;	/* runs the requester and flushes */
+};
+
+static inline struct stag_qp *to_stag_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct stag_qp, ibqp);
+}
+
+static inline enum ib_qp_state stag_qp_state(const struct stag_qp *qp)
+{
+	return READ_ONCE(qp->attr.qp_state);
+}
+
+static inline void stag_qp_get(struct stag_qp *qp)
+{
+	refcount_inc(&qp->ref);
+}
+
+static inline void stag_qp_put(struct stag_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
+}
+
+#define stag_dbg_qp(qp, fmt, ...) do {						\
+	const struct stag_qp *__qp = (qp);					\
+										\
+	ibdev_dbg(__qp->ibqp.device, "qp#%u %s: " fmt, __qp->ibqp.qp_num, __func__,	\
+		  ##__VA_ARGS__);						\
+} while (0)
+
+int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata);
+int stag_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int stag_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int stag_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata);
+int stag_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr);
+int stag_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
+
+int stag_qp_wq_init(void);
+void stag_qp_wq_uninit(void);
+struct stag_qp *stag_qp_get_by_qpn(struct stag_dev *sdev, u32 qpn);
+void stag_qp_kick(struct stag_qp *qp);
+void stag_qp_error(struct stag_qp *qp);
+void stag_qp_fatal(struct stag_qp *qp);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+int stag_qp_check_attr(const struct stag_qp *qp, const struct ib_qp_attr *attr, int mask,
+		       enum ib_mtu port_mtu);
+#endif
+
+#endif /* _STAG_QP_H */

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The responder: executes a message at its destination QP, whole, and
+ * answers as the IBA's ACK and NAK codes would. Remote keys are checked by
+ * the gate against the destination device's table and the destination
+ * QP's PD; receive buffers against its L_Keys.
+ *
+ * Context: process context, under the destination's resp_mutex, called by
+ * the requester with its own local buffers already through the gate.
+ */
+
+#include <linux/ip.h>
+#include <net/ip.h>
+
+#include "cq.h"
+#include "dev.h"
+#include "mr.h"
+#include "qp.h"
+#include "resp.h"
+#include "srq.h"
+
+#define GRH_SIZE	40
+
+static bool is_ud(const struct stag_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+static bool types_match(const struct stag_qp *src, const struct stag_qp *dst)
+{
+	if (is_ud(src))
+		return is_ud(dst);
+	return src->ibqp.qp_type == dst->ibqp.qp_type;
+}
+
+/* Takes the next receive WQE into rq.wqe. */
+static int take_recv(struct stag_qp *qp)
+{
+	struct stag_queue *q = &qp->rq.queue;
+	u32 avail;
+	int ret;
+
+	if (qp->srq)
+		return stag_srq_take(qp->srq, qp->rq.wqe);
+	ret = stag_queue_avail(q, &avail);
+	if (ret)
+		return ret;
+	if (!avail)
+		return -ENOENT;
+	ret = stag_wqe_fetch_recv(stag_queue_head(q), q->slot_size, qp->rq.max_sge, qp->rq.wqe);
+	stag_queue_pop(q);
+	return ret;
+}
+
+static void complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicited)
+{
+	wc->wr_id = qp->rq.wqe->wr_id;
+	wc->qp = &qp->ibqp;
+	wc->port_num = STAG_PORT_NUM;
+	stag_cq_post(qp->rcq, wc, solicited);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		stag_qp_error(qp);
+}
+
+static void recv_error(struct stag_qp *qp, enum ib_wc_status status)
+{
+	struct ib_wc wc = { .status = status, .opcode = IB_WC_RECV };
+
+	complete_recv(qp, &wc, false);
+}
+
+/*
+ * A receive WQE for a message that needs one. What went wrong with it is
+ * the receiver's error (a completion) and the requester's NAK.
+ */
+static enum stag_resp_result get_recv(struct stag_qp *qp)
+{
+	int ret = take_recv(qp);
+
+	if (!ret)
+		return STAG_RESP_ACK;
+	if (ret == -ENOENT)
+		return STAG_RESP_RNR;
+	if (ret == -EIO)
+		stag_qp_fatal(qp);
+	else
+		recv_error(qp, IB_WC_LOC_QP_OP_ERR);
+	return STAG_RESP_NAK_OP;
+}
+
+/*
+ * The GRH a RoCE v2 receiver finds in its first 40 bytes: an IPv6 header,
+ * or for IPv4 GIDs an IPv4 header in the last 20 (as rdma_rxe and the
+ * core's ib_get_gids_from_rdma_hdr() have it).
+ */
+static void make_grh(const struct stag_av *av, u64 len, u8 *buf)
+{
+	memset(buf, 0, GRH_SIZE);
+	if (av->net_type == RDMA_NETWORK_IPV4) {
+		struct iphdr *ip = (struct iphdr *)(buf + 20);
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = av->traffic_class;
+		ip->tot_len = htons(min_t(u64, len + 20 + 8 + 12 + 8 + 4, U16_MAX));
+		ip->ttl = av->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, av->sgid.raw + 12, 4);
+		memcpy(&ip->daddr, av->dgid.raw + 12, 4);
+		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
+	} else {
+		struct ib_grh *grh = (struct ib_grh *)buf;
+
+		grh->version_tclass_flow = cpu_to_be32(6 << 28 | av->traffic_class << 20 |
+						       (av->flow_label & 0xfffff));
+		grh->paylen = cpu_to_be16(min_t(u64, len + 8 + 12 + 8 + 4, U16_MAX));
+		grh->next_hdr = IPPROTO_UDP;
+		grh->hop_limit = av->hop_limit;
+		grh->sgid = av->sgid;
+		grh->dgid = av->dgid;
+	}
+}
+
+static void fill_ud_wc(const struct stag_msg *msg, struct ib_wc *wc)
+{
+	wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+	wc->network_hdr_type = msg->av->net_type;
+	wc->sl = msg->av->sl;
+}
+
+/* Places the data of a send into the receive buffers, after the GRH. */
+static enum stag_resp_result place_send(struct stag_qp *dst, struct stag_msg *msg, u32 grh)
+{
+	struct stag_dev *sdev = to_stag_dev(dst->ibqp.device);
+	struct stag_rwqe *rwqe = dst->rq.wqe;
+	struct stag_sgl *sgl = dst->rq.sgl;
+	u8 hdr[GRH_SIZE];
+	int ret;
+
+	if (stag_sgl_build(sgl, &sdev->tpt, dst->ibqp.pd, rwqe->sge, rwqe->num_sge,
+			   IB_ACCESS_LOCAL_WRITE)) {
+		recv_error(dst, IB_WC_LOC_PROT_ERR);
+		return STAG_RESP_NAK_OP;
+	}
+	if (grh + msg->length > sgl->length) {
+		stag_sgl_release(sgl);
+		recv_error(dst, IB_WC_LOC_LEN_ERR);
+		return STAG_RESP_NAK_INV_REQ;
+	}
+	ret = 0;
+	if (grh) {
+		make_grh(msg->av, msg->length, hdr);
+		ret = stag_sgl_write(sgl, 0, hdr, grh);
+	}
+	if (!ret)
+		ret = stag_sgl_copy(sgl, grh, msg->local, 0, msg->length);
+	stag_sgl_release(sgl);
+	if (ret) {
+		recv_error(dst, IB_WC_LOC_PROT_ERR);
+		return STAG_RESP_NAK_OP;
+	}
+	return STAG_RESP_ACK;
+}
+
+static enum stag_resp_result do_send(struct stag_qp *dst, struct stag_msg *msg)
+{
+	const struct stag_send_wqe *hdr = &msg->wqe->hdr;
+	u32 grh = is_ud(dst) ? GRH_SIZE : 0;
+	enum stag_resp_result res;
+	struct ib_wc wc = {
+		.opcode = IB_WC_RECV,
+		.src_qp = msg->src_qpn,
+		.byte_len = grh + msg->length,
+	};
+
+	res = get_recv(dst);
+	if (res != STAG_RESP_ACK)
+		return res;
+	res = place_send(dst, msg, grh);
+	if (res != STAG_RESP_ACK)
+		return res;
+
+	if (hdr->opcode == IB_WR_SEND_WITH_IMM) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = (__force __be32)hdr->ex;
+	} else if (hdr->opcode == IB_WR_SEND_WITH_INV) {
+		/*
+		 * The data is placed: the sender's buffers are let go first,
+		 * so that the invalidation's wait for accesses to drain can
+		 * never wait on this thread.
+		 */
+		stag_sgl_release(msg->local);
+		if (stag_mr_invalidate(to_stag_dev(dst->ibqp.device), hdr->ex, dst->ibqp.pd)) {
+			recv_error(dst, IB_WC_LOC_PROT_ERR);
+			return STAG_RESP_NAK_OP;
+		}
+		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = hdr->ex;
+	}
+	if (grh)
+		fill_ud_wc(msg, &wc);
+	complete_recv(dst, &wc, hdr->send_flags & IB_SEND_SOLICITED);
+	return STAG_RESP_ACK;
+}
+
+/* The remote buffer of an RDMA or atomic operation, through the gate. */
+static enum stag_resp_result get_remote(struct stag_qp *dst, u32 rkey, u64 addr, u64 len,
+					int access)
+{
+	struct stag_dev *sdev = to_stag_dev(dst->ibqp.device);
+
+	if (!(READ_ONCE(dst->attr.qp_access_flags) & access))
+		return STAG_RESP_NAK_ACCESS;
+	if (stag_sgl_build_one(dst->rq.remote, &sdev->tpt, dst->ibqp.pd, rkey, addr, len, access))
+		return STAG_RESP_NAK_ACCESS;
+	return STAG_RESP_ACK;
+}
+
+static enum stag_resp_result do_write(struct stag_qp *dst, struct stag_msg *msg)
+{
+	const struct stag_send_wqe *hdr = &msg->wqe->hdr;
+	enum stag_resp_result res;
+	struct ib_wc wc = {
+		.opcode = IB_WC_RECV_RDMA_WITH_IMM,
+		.src_qp = msg->src_qpn,
+		.byte_len = msg->length,
+		.wc_flags = IB_WC_WITH_IMM,
+		.ex.imm_data = (__force __be32)hdr->ex,
+	};
+	int ret;
+
+	res = get_remote(dst, hdr->wr.rdma.rkey, hdr->wr.rdma.remote_addr, msg->length,
+			 IB_ACCESS_REMOTE_WRITE);
+	if (res != STAG_RESP_ACK)
+		return res;
+	if (hdr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		res = get_recv(dst);
+		if (res != STAG_RESP_ACK) {
+			stag_sgl_release(dst->rq.remote);
+			return res;
+		}
+	}
+	ret = stag_sgl_copy(dst->rq.remote, 0, msg->local, 0, msg->length);
+	stag_sgl_release(dst->rq.remote);
+	if (ret) {
+		if (hdr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+			recv_error(dst, IB_WC_REM_ACCESS_ERR);
+		return STAG_RESP_NAK_ACCESS;
+	}
+	if (hdr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		complete_recv(dst, &wc, hdr->send_flags & IB_SEND_SOLICITED);
+	return STAG_RESP_ACK;
+}
+
+static enum stag_resp_result do_read(struct stag_qp *dst, struct stag_msg *msg)
+{
+	const struct stag_send_wqe *hdr = &msg->wqe->hdr;
+	enum stag_resp_result res;
+	int ret;
+
+	res = get_remote(dst, hdr->wr.rdma.rkey, hdr->wr.rdma.remote_addr, msg->length,
+			 IB_ACCESS_REMOTE_READ);
+	if (res != STAG_RESP_ACK)
+		return res;
+	ret = stag_sgl_copy(msg->local, 0, dst->rq.remote, 0, msg->length);
+	stag_sgl_release(dst->rq.remote);
+	return ret ? STAG_RESP_NAK_ACCESS : STAG_RESP_ACK;
+}
+
+static enum stag_resp_result do_atomic(struct stag_qp *dst, struct stag_msg *msg)
+{
+	const struct stag_send_wqe *hdr = &msg->wqe->hdr;
+	enum stag_resp_result res;
+	u64 orig;
+	int ret;
+
+	/* IBA 9.4.5: the target is naturally aligned. */
+	if (hdr->wr.atomic.remote_addr & (sizeof(u64) - 1))
+		return STAG_RESP_NAK_INV_REQ;
+	res = get_remote(dst, hdr->wr.atomic.rkey, hdr->wr.atomic.remote_addr, sizeof(u64),
+			 IB_ACCESS_REMOTE_ATOMIC);
+	if (res != STAG_RESP_ACK)
+		return res;
+	ret = stag_sgl_atomic(dst->rq.remote, hdr->opcode, hdr->wr.atomic.compare_add,
+			      hdr->wr.atomic.swap, &orig);
+	stag_sgl_release(dst->rq.remote);
+	if (ret)
+		return STAG_RESP_NAK_ACCESS;
+	/* The original value goes back into the requester's checked buffer. */
+	if (stag_sgl_write(msg->local, 0, &orig, sizeof(orig)))
+		return STAG_RESP_NAK_OP;
+	return STAG_RESP_ACK;
+}
+
+static bool accepts(const struct stag_qp *dst, const struct stag_msg *msg)
+{
+	enum ib_qp_state state = stag_qp_state(dst);
+
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD &&
+	    state != IB_QPS_SQE)
+		return false;
+	if (!types_match(msg->src, dst))
+		return false;
+	/* A UD message with the wrong qkey is dropped (IBA 10.2.5). */
+	return !is_ud(dst) || msg->qkey == READ_ONCE(dst->attr.qkey);
+}
+
+/**
+ * stag_resp_deliver() - execute a message at its destination
+ * @dst: the destination QP, referenced, its resp_mutex held
+ * @msg: the message
+ *
+ * An RC responder that NAKs a request for a bad key, a right it lacks or
+ * an invalid request moves to the error state (IBA class C errors).
+ *
+ * Return: the answer the requester gets.
+ */
+enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *msg)
+{
+	u8 op = msg->wqe->hdr.opcode;
+	enum stag_resp_result res;
+
+	lockdep_assert_held(&dst->resp_mutex);
+	if (!accepts(dst, msg))
+		return STAG_RESP_DROP;
+
+	if (stag_wqe_is_send(op))
+		res = do_send(dst, msg);
+	else if (stag_wqe_is_write(op))
+		res = do_write(dst, msg);
+	else if (op == IB_WR_RDMA_READ)
+		res = do_read(dst, msg);
+	else if (stag_wqe_is_atomic(op))
+		res = do_atomic(dst, msg);
+	else
+		res = STAG_RESP_NAK_INV_REQ;
+
+	if (dst->ibqp.qp_type == IB_QPT_RC &&
+	    (res == STAG_RESP_NAK_ACCESS || res == STAG_RESP_NAK_INV_REQ))
+		stag_qp_error(dst);
+	return res;
+}
+
+/**
+ * stag_resp_flush() - complete every posted receive with WR_FLUSH_ERR
+ * @qp: a QP in the error state
+ *
+ * A shared receive queue is not the QP's to flush.
+ */
+void stag_resp_flush(struct stag_qp *qp)
+{
+	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR, .opcode = IB_WC_RECV };
+	int ret;
+
+	if (qp->srq)
+		return;
+	mutex_lock(&qp->resp_mutex);
+	while ((ret = take_recv(qp)) != -ENOENT && ret != -EIO)
+		complete_recv(qp, &wc, false);
+	mutex_unlock(&qp->resp_mutex);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stag responder: executes an incoming message at its destination QP.
+ */
+#ifndef _STAG_RESP_H
+#define _STAG_RESP_H
+
+#include <rdma/ib_verbs.h>
+
+#include "sgl.h"
+#include "wqe.h"
+
+struct stag_qp;
+
+/* What the requester hears back, as an IBA ACK or NAK would say it. */
+enum stag_resp_result {
+	STAG_RESP_ACK,		/* executed */
+	STAG_RESP_DROP,		/* silently dropped: no answer */
+	STAG_RESP_RNR,		/* receiver not ready */
+	STAG_RESP_NAK_INV_REQ,	/* invalid request */
+	STAG_RESP_NAK_ACCESS,	/* remote access error */
+	STAG_RESP_NAK_OP,	/* remote operational error */
+};
+
+/* A message on its way from a requester to a responder. */
+struct stag_msg {
+	struct stag_qp *src;
+	const struct stag_swqe *wqe;
+	struct stag_sgl *local;		/* the requester's checked buffers */
+	u64 length;
+	u32 src_qpn;
+	u32 qkey;			/* UD: the qkey the message carries */
+	const struct stag_av *av;	/* UD: its address */
+	u64 atomic_orig;		/* out: an atomic's original value */
+};
+
+enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *msg);
+void stag_resp_flush(struct stag_qp *qp);
+
+#endif /* _STAG_RESP_H */

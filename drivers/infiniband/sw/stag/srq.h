@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stag shared receive queue.
+ */
+#ifndef _STAG_SRQ_H
+#define _STAG_SRQ_H
+
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+
+#include "queue.h"
+#include "wqe.h"
+
+#define STAG_MAX_SRQ		65536
+
+struct stag_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock;	/* consumers, the limit, and kernel producers */
+	struct stag_queue queue;
+	u32 max_sge;
+	u32 max_wr;
+	u32 limit;		/* armed when non-zero */
+	u32 srq_num;
+	bool user;
+};
+
+static inline struct stag_srq *to_stag_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct stag_srq, ibsrq);
+}
+
+int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct ib_udata *udata);
+int stag_srq_modify(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int stag_srq_query(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int stag_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata);
+int stag_srq_post_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+int stag_srq_take(struct stag_srq *srq, struct stag_rwqe *wqe);
+
+#endif /* _STAG_SRQ_H */

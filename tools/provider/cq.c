@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * stag libibverbs provider: completion queues. The kernel produces
+ * completions into the ring; polling consumes them without a system call.
+ * Notification requests go to the kernel (ibv_cmd_req_notify_cq), and
+ * completion channels work through libibverbs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cq.h"
+
+struct stag_create_cq_resp_full {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct stag_create_cq_resp drv;
+};
+
+struct stag_create_cq_ex_resp_full {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct stag_create_cq_resp drv;
+};
+
+static_assert(offsetof(struct stag_create_cq_resp_full, drv) ==
+	      sizeof(struct ib_uverbs_create_cq_resp), "padding before the udata");
+static_assert(offsetof(struct stag_create_cq_ex_resp_full, drv) ==
+	      sizeof(struct ib_uverbs_ex_create_cq_resp), "padding before the udata");
+
+/* The kernel's completion flags are those of struct ibv_wc. */
+#define SAME_VALUE(_ibv, _stag) static_assert((int)(_ibv) == (int)(_stag), #_ibv)
+SAME_VALUE(IBV_WC_GRH, STAG_WC_GRH);
+SAME_VALUE(IBV_WC_WITH_IMM, STAG_WC_WITH_IMM);
+SAME_VALUE(IBV_WC_WITH_INV, STAG_WC_WITH_INV);
+
+/* The fields a stag_cqe carries; anything else is not supported. */
+#define SUPPORTED_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+
+static inline struct stag_cq *ex_to_stag_cq(struct ibv_cq_ex *cq)
+{
+	return container_of(cq, struct stag_cq, vcq.cq_ex);
+}
+
+/*
+ * Until libibverbs initialises the CQ (after create returns), its mutex
+ * and condition variable are calloc()'s zeroes, which glibc takes as the
+ * static initialisers, and no events are outstanding: destroying it then
+ * does not wait.
+ */
+static void cq_undo_create(struct stag_cq *cq)
+{
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+}
+
+static int cq_map(struct stag_cq *cq, struct ibv_context *ctx,
+		  const struct stag_create_cq_resp *drv)
+{
+	return stag_queue_map(&cq->queue, ctx->cmd_fd, drv->offset, drv->num_slots,
+			      drv->slot_size, sizeof(struct stag_cqe));
+}
+
+struct ibv_cq *stag_create_cq(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct stag_create_cq_resp_full resp = {};
+	struct ibv_create_cq cmd = {};
+	struct stag_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	ret = ibv_cmd_create_cq(ctx, cqe, channel, comp_vector, &cq->vcq.cq, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free_cq;
+
+	ret = cq_map(cq, ctx, &resp.drv);
+	if (ret)
+		goto err_destroy_cq;
+	return &cq->vcq.cq;
+
+err_destroy_cq:
+	cq_undo_create(cq);
+err_free_cq:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+/* Each poll reads the slot once: the ring is the kernel's to rewrite after. */
+static void cqe_to_wc(const struct stag_cqe *cqe, struct ibv_wc *wc)
+{
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	/* imm_data is already in network order; the union holds the rkey too. */
+	wc->imm_data = cqe->ex;
+	wc->qp_num = cqe->qp_num;
+	wc->src_qp = cqe->src_qp;
+	wc->wc_flags = cqe->wc_flags;
+	wc->pkey_index = cqe->pkey_index;
+	wc->slid = cqe->slid;
+	wc->sl = cqe->sl;
+	wc->dlid_path_bits = cqe->dlid_path_bits;
+}
+
+int stag_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct stag_cq *cq = to_stag_cq(ibcq);
+	const struct stag_cqe *cqe;
+	int n;
+
+	pthread_spin_lock(&cq->queue.lock);
+	stag_queue_cons_begin(&cq->queue);
+	for (n = 0; n < num_entries; n++) {
+		cqe = stag_queue_cons_slot(&cq->queue);
+		if (!cqe)
+			break;
+		cqe_to_wc(cqe, &wc[n]);
+		stag_queue_cons_advance(&cq->queue);
+	}
+	if (n)
+		stag_queue_cons_publish(&cq->queue);
+	pthread_spin_unlock(&cq->queue.lock);
+	return n;
+}
+
+/*
+ * Extended polling: start_poll takes the ring's lock and end_poll drops
+ * it; each completion is copied out as it is taken, and the kernel gets
+ * the slots back at end_poll.
+ */
+static bool take_cqe(struct stag_cq *cq)
+{
+	const struct stag_cqe *cqe = stag_queue_cons_slot(&cq->queue);
+
+	if (!cqe)
+		return false;
+	memcpy(&cq->cur, cqe, sizeof(cq->cur));
+	stag_queue_cons_advance(&cq->queue);
+	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
+	cq->vcq.cq_ex.status = cq->cur.status;
+	return true;
+}
+
+static int cq_next_poll(struct ibv_cq_ex *ibcq)
+{
+	return take_cqe(ex_to_stag_cq(ibcq)) ? 0 : ENOENT;
+}
+
+static int cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	struct stag_cq *cq = ex_to_stag_cq(ibcq);
+	int ret;
+
+	/* No poll attributes are defined. */
+	ret = attr->comp_mask ? EINVAL : 0;
+	if (ret)
+		return ret;
+
+	pthread_spin_lock(&cq->queue.lock);
+	stag_queue_cons_begin(&cq->queue);
+	ret = cq_next_poll(ibcq);
+	/* An error ends the poll: the caller does not call end_poll. */
+	if (ret)
+		pthread_spin_unlock(&cq->queue.lock);
+	return ret;
+}
+
+static void cq_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct stag_cq *cq = ex_to_stag_cq(ibcq);
+
+	stag_queue_cons_publish(&cq->queue);
+	pthread_spin_unlock(&cq->queue.lock);
+}
+
+static enum ibv_wc_opcode cq_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur.opcode;
+}
+
+static uint32_t cq_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur.vendor_err;
+}
+
+static uint32_t cq_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur.byte_len;
+}
+
+static __be32 cq_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur.ex;
+}
+
+static uint32_t cq_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur.qp_num;
+}
+
+static uint32_t cq_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur.src_qp;
+}
+
+static unsigned int cq_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur.wc_flags;
+}
+
+static uint32_t cq_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur.slid;
+}
+
+static uint8_t cq_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur.sl;
+}
+
+static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur.dlid_path_bits;
+}
+
+static void cq_set_ex_ops(struct ibv_cq_ex *cq)
+{
+	cq->start_poll = cq_start_poll;
+	cq->next_poll = cq_next_poll;
+	cq->end_poll = cq_end_poll;
+	cq->read_opcode = cq_read_opcode;
+	cq->read_vendor_err = cq_read_vendor_err;
+	cq->read_byte_len = cq_read_byte_len;
+	cq->read_imm_data = cq_read_imm_data;
+	cq->read_qp_num = cq_read_qp_num;
+	cq->read_src_qp = cq_read_src_qp;
+	cq->read_wc_flags = cq_read_wc_flags;
+	cq->read_slid = cq_read_slid;
+	cq->read_sl = cq_read_sl;
+	cq->read_dlid_path_bits = cq_read_dlid_path_bits;
+}
+
+/* Single-threaded CQs may skip locking; stag locks anyway. */
+static bool cq_attr_supported(const struct ibv_cq_init_attr_ex *attr)
+{
+	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+		return false;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+		return false;
+	return !(attr->wc_flags & ~(uint64_t)SUPPORTED_WC_FLAGS);
+}
+
+struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
+{
+	struct stag_create_cq_ex_resp_full resp = {};
+	struct ibv_create_cq_ex cmd = {};
+	struct stag_cq *cq;
+	int ret;
+
+	if (!cq_attr_supported(attr)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	ret = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd, sizeof(cmd), &resp.ibv_resp,
+				   sizeof(resp), 0);
+	if (ret)
+		goto err_free_cq;
+
+	ret = cq_map(cq, ctx, &resp.drv);
+	if (ret)
+		goto err_destroy_cq;
+
+	cq_set_ex_ops(&cq->vcq.cq_ex);
+	return &cq->vcq.cq_ex;
+
+err_destroy_cq:
+	cq_undo_create(cq);
+err_free_cq:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+int stag_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct stag_cq *cq = to_stag_cq(ibcq);
+	int ret;
+
+	/* On failure the kernel still writes into the ring: keep it mapped. */
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+
+	stag_queue_unmap(&cq->queue);
+	free(cq);
+	return 0;
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * stag libibverbs provider: shared receive queues. Receives are written
+ * into the SRQ's ring and published; the kernel takes them as messages
+ * arrive, so posting never makes a system call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "srq.h"
+
+struct stag_create_srq_resp_full {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct stag_create_srq_resp drv;
+};
+
+static_assert(offsetof(struct stag_create_srq_resp_full, drv) ==
+	      sizeof(struct ib_uverbs_create_srq_resp), "padding before the udata");
+
+/*
+ * ibv_create_srq_ex() calls create_srq for basic SRQs; XRC and tag
+ * matching SRQs would come through create_srq_ex, which stag leaves
+ * unsupported.
+ */
+struct ibv_srq *stag_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct stag_create_srq_resp_full resp = {};
+	struct ibv_create_srq cmd = {};
+	struct stag_srq *srq;
+	uint64_t min_slot;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd), &resp.ibv_resp,
+				 sizeof(resp));
+	if (ret)
+		goto err_free_srq;
+
+	/* attr->attr now holds what the kernel granted. */
+	srq->max_sge = attr->attr.max_sge;
+	min_slot = sizeof(struct stag_recv_wqe) + (uint64_t)srq->max_sge * sizeof(struct stag_sge);
+	ret = stag_queue_map(&srq->queue, pd->context->cmd_fd, resp.drv.offset,
+			     resp.drv.num_slots, resp.drv.slot_size, min_slot);
+	if (ret)
+		goto err_destroy_srq;
+
+	srq->vsrq.srq_type = IBV_SRQT_BASIC;
+	srq->vsrq.srq_num = resp.drv.srq_num;
+	return &srq->vsrq.srq;
+
+err_destroy_srq:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_free_srq:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * The ring keeps the size it was created with: the ABI has no way to hand
+ * out a new one, so resizing (IBV_SRQ_MAX_WR) is the kernel's to refuse.
+ */
+int stag_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int attr_mask)
+{
+	struct ibv_modify_srq cmd = {};
+
+	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int stag_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+int stag_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct stag_srq *srq = to_stag_srq(ibsrq);
+	int ret;
+
+	/* On failure the kernel still reads the ring: keep it mapped. */
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;
+
+	stag_queue_unmap(&srq->queue);
+	free(srq);
+	return 0;
+}
+
+/* The kernel takes SRQ receives when it needs one: no doorbell, ever. */
+int stag_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr)
+{
+	struct stag_srq *srq = to_stag_srq(ibsrq);
+
+	return stag_queue_post_recv(&srq->queue, srq->max_sge, wr, bad_wr);
+}

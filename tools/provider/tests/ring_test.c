@@ -1,0 +1,782 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ring_test: the provider's data path against a fake kernel, on the host.
+ *
+ * The provider's objects are linked with stand-ins for the libibverbs
+ * calls they make: the ibv_cmd_* stand-ins answer as stag.ko would, with
+ * rings in a memfd that plays the uverbs file (so mmap() works and each
+ * doorbell write() lands in it, where it is counted). Each case names the
+ * behaviour it proves. Prints one line per failed check and
+ * "ring_test: N passed, N failed".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../ah.h"
+#include "../cq.h"
+#include "../qp.h"
+#include "../srq.h"
+#include "../stagdv.h"
+
+#define MEMFD_SIZE	(64u * 1024 * 1024)
+#define RINGS_START	(1024u * 1024)	/* doorbells are written below */
+#define SQ_SLOTS	8
+#define SQ_SLOT_SIZE	128
+#define RQ_SLOTS	8
+#define RQ_SLOT_SIZE	80
+#define CQ_SLOTS	16
+#define MAX_SGE		4
+#define MAX_INLINE	64
+#define AH_NUM		77
+
+static int passed, failed;
+static int fd;
+static uint64_t next_offset = RINGS_START;
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		passed++;
+		return;
+	}
+	failed++;
+	printf("FAIL: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/*
+ * ---- the fake kernel ----
+ *
+ * The stand-ins take libibverbs' full argument lists and use few of them.
+ * A response buffer too small for the udata is a provider bug: abort.
+ */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+static uint64_t ring_alloc(uint32_t slots, uint32_t slot_size)
+{
+	uint64_t offset = next_offset;
+
+	next_offset += (STAG_QUEUE_CTL_SIZE + (uint64_t)slots * slot_size + 4095) & ~4095ull;
+	return offset;
+}
+
+/* The doorbells written since the last call, by command. */
+static void doorbells(int *send, int *recv)
+{
+	off_t end = lseek(fd, 0, SEEK_CUR);
+	struct ib_uverbs_cmd_hdr hdr;
+	off_t pos;
+
+	*send = *recv = 0;
+	for (pos = 0; pos + 32 <= end; pos += 32) {
+		if (pread(fd, &hdr, sizeof(hdr), pos) != sizeof(hdr))
+			break;
+		*send += hdr.command == IB_USER_VERBS_CMD_POST_SEND && hdr.in_words == 8;
+		*recv += hdr.command == IB_USER_VERBS_CMD_POST_RECV && hdr.in_words == 8;
+	}
+	lseek(fd, 0, SEEK_SET);
+}
+
+/* What the kernel gives the next CQ and QP; a case may spoil it. */
+static uint32_t cq_slots = CQ_SLOTS;
+static uint32_t sq_slots = SQ_SLOTS;
+
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
+		      int comp_vector, struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp, size_t resp_size)
+{
+	struct stag_create_cq_resp *drv = (void *)(resp + 1);
+
+	if (resp_size < sizeof(*resp) + sizeof(*drv))
+		abort();
+	cq->context = context;
+	cq->cqe = cqe;
+	drv->num_slots = cq_slots;
+	drv->slot_size = sizeof(struct stag_cqe);
+	drv->offset = ring_alloc(drv->num_slots, drv->slot_size);
+	return 0;
+}
+
+int ibv_cmd_create_cq_ex(struct ibv_context *context, const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd, size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp, size_t resp_size,
+			 uint32_t cmd_flags)
+{
+	struct stag_create_cq_resp *drv = (void *)(resp + 1);
+
+	if (resp_size < sizeof(*resp) + sizeof(*drv))
+		abort();
+	cq->cq.context = context;
+	cq->cq.cqe = cq_attr->cqe;
+	drv->num_slots = cq_slots;
+	drv->slot_size = sizeof(struct stag_cqe);
+	drv->offset = ring_alloc(drv->num_slots, drv->slot_size);
+	return 0;
+}
+
+int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+			  struct ibv_qp_init_attr_ex *qp_attr, struct ibv_create_qp_ex *cmd,
+			  size_t cmd_size, struct ib_uverbs_ex_create_qp_resp *resp,
+			  size_t resp_size)
+{
+	struct stag_create_qp_resp *drv = (void *)(resp + 1);
+
+	if (resp_size < sizeof(*resp) + sizeof(*drv))
+		abort();
+	qp->qp.context = context;
+	qp->qp.qp_type = qp_attr->qp_type;
+	qp->qp.srq = qp_attr->srq;
+	qp->qp.handle = 5;
+	qp->comp_mask = 0;
+	qp_attr->cap.max_send_sge = MAX_SGE;
+	qp_attr->cap.max_recv_sge = MAX_SGE;
+	qp_attr->cap.max_inline_data = MAX_INLINE;
+	drv->sq_slots = sq_slots;
+	drv->sq_slot_size = SQ_SLOT_SIZE;
+	drv->sq_offset = ring_alloc(drv->sq_slots, drv->sq_slot_size);
+	drv->max_inline = MAX_INLINE;
+	if (qp_attr->srq)
+		return 0;
+	drv->rq_slots = RQ_SLOTS;
+	drv->rq_slot_size = RQ_SLOT_SIZE;
+	drv->rq_offset = ring_alloc(drv->rq_slots, drv->rq_slot_size);
+	return 0;
+}
+
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp, size_t resp_size)
+{
+	struct stag_create_srq_resp *drv = (void *)(resp + 1);
+
+	if (resp_size < sizeof(*resp) + sizeof(*drv))
+		abort();
+	srq->context = pd->context;
+	attr->attr.max_sge = MAX_SGE;
+	drv->num_slots = RQ_SLOTS;
+	drv->slot_size = RQ_SLOT_SIZE;
+	drv->offset = ring_alloc(drv->num_slots, drv->slot_size);
+	drv->srq_num = 9;
+	return 0;
+}
+
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah, struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size)
+{
+	struct stag_create_ah_resp *drv = (void *)(resp + 1);
+
+	if (resp_size < sizeof(*resp) + sizeof(*drv))
+		abort();
+	ah->context = pd->context;
+	drv->ah_num = AH_NUM;
+	return 0;
+}
+
+/* rdma-core 44's verbs_qp.comp_mask. */
+struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	struct verbs_qp *vqp = (struct verbs_qp *)qp;
+
+	return vqp->comp_mask & VERBS_QP_EX ? &vqp->qp_ex : NULL;
+}
+
+int ibv_cmd_destroy_cq(struct ibv_cq *cq)
+{
+	return 0;
+}
+
+int ibv_cmd_destroy_qp(struct ibv_qp *qp)
+{
+	return 0;
+}
+
+int ibv_cmd_destroy_srq(struct ibv_srq *srq)
+{
+	return 0;
+}
+
+int ibv_cmd_destroy_ah(struct ibv_ah *ah)
+{
+	return 0;
+}
+
+/* Not reached by the cases: the provider only has to link. */
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	abort();
+}
+
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		      struct ibv_modify_qp *cmd, size_t cmd_size)
+{
+	abort();
+}
+
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr, int attr_mask,
+		     struct ibv_qp_init_attr *qp_init_attr, struct ibv_query_qp *cmd,
+		     size_t cmd_size)
+{
+	abort();
+}
+
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask,
+		       struct ibv_modify_srq *cmd, size_t cmd_size)
+{
+	abort();
+}
+
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size)
+{
+	abort();
+}
+
+int ibv_cmd_get_context(struct verbs_context *context, struct ibv_get_context *cmd,
+			size_t cmd_size, struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size)
+{
+	abort();
+}
+
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp, size_t *resp_size)
+{
+	abort();
+}
+
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr, struct ibv_query_port *cmd,
+		       size_t cmd_size)
+{
+	abort();
+}
+
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd, struct ibv_alloc_pd *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size)
+{
+	abort();
+}
+
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd)
+{
+	abort();
+}
+
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access,
+		   struct verbs_mr *vmr, struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size)
+{
+	abort();
+}
+
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr, size_t length,
+		     uint64_t hca_va, int access, struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp, size_t resp_sz)
+{
+	abort();
+}
+
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr)
+{
+	abort();
+}
+
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,
+				    struct verbs_context *context_offset, uint32_t driver_id)
+{
+	abort();
+}
+
+void verbs_uninit_context(struct verbs_context *context)
+{
+	abort();
+}
+
+void verbs_set_ops(struct verbs_context *vctx, const struct verbs_context_ops *ops)
+{
+	abort();
+}
+
+int ibv_dontfork_range(void *base, size_t size)
+{
+	abort();
+}
+
+int ibv_dofork_range(void *base, size_t size)
+{
+	abort();
+}
+
+/* The provider registers itself when loaded. */
+void verbs_register_driver_34(const struct verbs_device_ops *ops)
+{
+}
+
+/* ---- helpers ---- */
+
+static struct verbs_device_ops dev_ops = { .name = "stag" };
+static struct verbs_device dev = { .ops = &dev_ops };
+static struct stag_context sctx;
+static struct ibv_context *ctx = &sctx.ibv_ctx.context;
+static struct ibv_pd pd = { .context = &sctx.ibv_ctx.context };
+
+static struct stag_queue_ctl *ring_ctl(const struct stag_queue *q)
+{
+	return q->ctl;
+}
+
+static void *ring_slot(const struct stag_queue *q, uint32_t i)
+{
+	return stag_queue_slot(q, i);
+}
+
+static struct stag_qp *qp_new(enum ibv_qp_type type, struct ibv_srq *srq, uint64_t send_ops)
+{
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = type,
+		.srq = srq,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | (send_ops ? IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0),
+		.pd = &pd,
+		.send_ops_flags = send_ops,
+	};
+	struct ibv_qp *qp = stag_create_qp_ex(ctx, &attr);
+
+	return qp ? to_stag_qp(qp) : NULL;
+}
+
+static void qp_free(struct stag_qp *qp)
+{
+	check(!stag_destroy_qp(&qp->vqp.qp), "destroy_qp");
+}
+
+static int post_send(struct stag_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	*bad = NULL;
+	return stag_post_send(&qp->vqp.qp, wr, bad);
+}
+
+/* ---- the cases ---- */
+
+static void send_slot_has_the_request(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_sge sg[2] = { { 0x1000, 10, 0x11 }, { 0x2000, 20, 0x22 } };
+	struct ibv_send_wr wr = {
+		.wr_id = 42, .sg_list = sg, .num_sge = 2, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(0xabcd),
+		.wr.rdma = { .remote_addr = 0xfeed0000, .rkey = 0x99 },
+	}, *bad;
+	struct stag_send_wqe *wqe;
+	struct stag_sge *sge;
+	int ret, db_send, db_recv;
+
+	doorbells(&db_send, &db_recv);
+	ret = post_send(qp, &wr, &bad);
+	check(!ret, "post_send: %s", strerror(ret));
+	wqe = ring_slot(&qp->sq, 0);
+	sge = (struct stag_sge *)(wqe + 1);
+	check(wqe->wr_id == 42 && wqe->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM &&
+	      wqe->num_sge == 2 && wqe->send_flags == IBV_SEND_SIGNALED &&
+	      wqe->ex == htobe32(0xabcd) && wqe->inline_len == 0 &&
+	      wqe->wr.rdma.remote_addr == 0xfeed0000 && wqe->wr.rdma.rkey == 0x99,
+	      "send WQE header");
+	check(sge[0].addr == 0x1000 && sge[0].length == 10 && sge[0].lkey == 0x11 &&
+	      sge[1].addr == 0x2000 && sge[1].length == 20 && sge[1].lkey == 0x22,
+	      "send WQE scatter list");
+	check(ring_ctl(&qp->sq)->prod == 1, "prod %u after one send", ring_ctl(&qp->sq)->prod);
+	doorbells(&db_send, &db_recv);
+	check(db_send == 1 && db_recv == 0, "%d send, %d receive doorbells for one post",
+	      db_send, db_recv);
+	qp_free(qp);
+}
+
+static void send_empty_list_rings_once(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_send_wr *bad;
+	int ret, db_send, db_recv;
+
+	doorbells(&db_send, &db_recv);
+	ret = post_send(qp, NULL, &bad);
+	doorbells(&db_send, &db_recv);
+	check(!ret && db_send == 1 && ring_ctl(&qp->sq)->prod == 0,
+	      "empty post: ret %d, %d doorbells, prod %u", ret, db_send, ring_ctl(&qp->sq)->prod);
+	qp_free(qp);
+}
+
+static void send_full_ring_enomem(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_send_wr wr[SQ_SLOTS + 2], *bad;
+	int i, ret, db_send, db_recv;
+
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < SQ_SLOTS + 2; i++) {
+		wr[i].wr_id = i;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].next = i + 1 < SQ_SLOTS + 2 ? &wr[i + 1] : NULL;
+	}
+	doorbells(&db_send, &db_recv);
+	ret = post_send(qp, wr, &bad);
+	doorbells(&db_send, &db_recv);
+	check(ret == ENOMEM && bad == &wr[SQ_SLOTS], "full ring: ret %d, bad_wr %td", ret,
+	      bad ? bad - wr : -1);
+	check(ring_ctl(&qp->sq)->prod == SQ_SLOTS && db_send == 1,
+	      "full ring: prod %u, %d doorbells", ring_ctl(&qp->sq)->prod, db_send);
+
+	/* The kernel consumes two: two more fit, wrapping around. */
+	__atomic_store_n(&ring_ctl(&qp->sq)->cons, 2, __ATOMIC_RELEASE);
+	wr[SQ_SLOTS + 1].next = NULL;
+	ret = post_send(qp, &wr[SQ_SLOTS], &bad);
+	check(!ret && ring_ctl(&qp->sq)->prod == SQ_SLOTS + 2,
+	      "after consuming two: ret %d, prod %u", ret, ring_ctl(&qp->sq)->prod);
+	check(((struct stag_send_wqe *)ring_slot(&qp->sq, 1))->wr_id == SQ_SLOTS + 1,
+	      "the wrapped WQE is in slot 1");
+	qp_free(qp);
+}
+
+static void send_limits_einval(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_sge sg[MAX_SGE + 1] = {};
+	struct ibv_send_wr wr = { .sg_list = sg, .num_sge = MAX_SGE + 1, .opcode = IBV_WR_SEND },
+			   *bad;
+	int ret;
+
+	ret = post_send(qp, &wr, &bad);
+	check(ret == EINVAL && bad == &wr, "num_sge over max_send_sge: %d", ret);
+	wr.num_sge = -1;
+	ret = post_send(qp, &wr, &bad);
+	check(ret == EINVAL && bad == &wr, "negative num_sge: %d", ret);
+	sg[0].length = MAX_INLINE;
+	sg[1].length = 1;
+	wr.num_sge = 2;
+	wr.send_flags = IBV_SEND_INLINE;
+	ret = post_send(qp, &wr, &bad);
+	check(ret == EINVAL && bad == &wr, "inline one byte over max_inline: %d", ret);
+	check(ring_ctl(&qp->sq)->prod == 0, "rejected requests left prod at %u",
+	      ring_ctl(&qp->sq)->prod);
+	qp_free(qp);
+}
+
+static void send_inline_copies_bytes(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	char a[MAX_INLINE - 3], b[3];
+	struct ibv_sge sg[2] = { { (uintptr_t)a, sizeof(a), 0 }, { (uintptr_t)b, sizeof(b), 0 } };
+	struct ibv_send_wr wr = { .sg_list = sg, .num_sge = 2, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_INLINE }, *bad;
+	struct stag_send_wqe *wqe;
+	int ret;
+
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', sizeof(b));
+	ret = post_send(qp, &wr, &bad);
+	wqe = ring_slot(&qp->sq, 0);
+	check(!ret && wqe->num_sge == 0 && wqe->inline_len == MAX_INLINE &&
+	      (wqe->send_flags & IBV_SEND_INLINE), "inline WQE: ret %d num_sge %u inline_len %u",
+	      ret, wqe->num_sge, wqe->inline_len);
+	check(!memcmp(wqe + 1, a, sizeof(a)) && !memcmp((char *)(wqe + 1) + sizeof(a), b, 3),
+	      "inline bytes, first to last");
+	qp_free(qp);
+}
+
+static void send_ud_names_the_ah(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_UD, NULL, 0);
+	struct ibv_ah_attr ah_attr = {};
+	struct ibv_ah *ah = stag_create_ah(&pd, &ah_attr);
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
+				  .wr.ud = { .ah = ah, .remote_qpn = 0x123, .remote_qkey = 7 } },
+			   *bad;
+	struct stag_send_wqe *wqe = ring_slot(&qp->sq, 0);
+	int ret;
+
+	ret = post_send(qp, &wr, &bad);
+	check(!ret && wqe->wr.ud.ah == AH_NUM && wqe->wr.ud.remote_qpn == 0x123 &&
+	      wqe->wr.ud.remote_qkey == 7, "UD WQE: ret %d ah %u qpn %#x qkey %u", ret,
+	      wqe->wr.ud.ah, wqe->wr.ud.remote_qpn, wqe->wr.ud.remote_qkey);
+	wr.wr.ud.ah = NULL;
+	ret = post_send(qp, &wr, &bad);
+	check(ret == EINVAL, "UD send without an AH: %d", ret);
+	check(!stag_destroy_ah(ah), "destroy_ah");
+	qp_free(qp);
+}
+
+static void send_unknown_opcode_stays_unknown(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_send_wr wr = { .opcode = 0x100 + IBV_WR_SEND }, *bad;
+	struct stag_send_wqe *wqe = ring_slot(&qp->sq, 0);
+	int ret;
+
+	ret = post_send(qp, &wr, &bad);
+	check(!ret && wqe->opcode == 0xff, "opcode 0x102: ret %d, slot opcode %#x", ret,
+	      wqe->opcode);
+	qp_free(qp);
+}
+
+static void recv_rings_only_when_flushing(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_sge sg = { 0x3000, 30, 0x33 };
+	struct ibv_recv_wr wr = { .wr_id = 8, .sg_list = &sg, .num_sge = 1 }, *bad = NULL;
+	struct stag_recv_wqe *wqe = ring_slot(&qp->rq, 0);
+	int ret, db_send, db_recv;
+
+	doorbells(&db_send, &db_recv);
+	ret = stag_post_recv(&qp->vqp.qp, &wr, &bad);
+	doorbells(&db_send, &db_recv);
+	check(!ret && db_send + db_recv == 0 && ring_ctl(&qp->rq)->prod == 1,
+	      "receive: ret %d, %d doorbells, prod %u", ret, db_recv, ring_ctl(&qp->rq)->prod);
+	check(wqe->wr_id == 8 && wqe->num_sge == 1 &&
+	      !memcmp(wqe + 1, &sg, sizeof(sg)), "receive WQE");
+
+	ring_ctl(&qp->rq)->flags = STAG_QUEUE_FLUSH;
+	ret = stag_post_recv(&qp->vqp.qp, &wr, &bad);
+	doorbells(&db_send, &db_recv);
+	check(!ret && db_recv == 1 && db_send == 0, "flushing: ret %d, %d receive doorbells",
+	      ret, db_recv);
+
+	wr.num_sge = MAX_SGE + 1;
+	ret = stag_post_recv(&qp->vqp.qp, &wr, &bad);
+	check(ret == EINVAL && bad == &wr, "receive over max_recv_sge: %d", ret);
+	qp_free(qp);
+}
+
+static void srq_posts_without_doorbell(void)
+{
+	struct ibv_srq_init_attr attr = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *srq = stag_create_srq(&pd, &attr);
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, srq, 0);
+	struct ibv_recv_wr wr[RQ_SLOTS + 1] = {}, *bad = NULL;
+	struct stagdv_ring sq, rq;
+	int i, ret, db_send, db_recv;
+
+	check(srq && to_stag_srq(srq)->vsrq.srq_num == 9, "SRQ number");
+	check(!stagdv_qp_rings(&qp->vqp.qp, &sq, &rq) && sq.num_slots == SQ_SLOTS &&
+	      !rq.ctl && !rq.num_slots, "stagdv_qp_rings with an SRQ");
+	ret = stag_post_recv(&qp->vqp.qp, wr, &bad);
+	check(ret == EINVAL, "receive on a QP with an SRQ: %d", ret);
+
+	for (i = 0; i < RQ_SLOTS + 1; i++)
+		wr[i].next = i < RQ_SLOTS ? &wr[i + 1] : NULL;
+	to_stag_srq(srq)->queue.ctl->flags = STAG_QUEUE_FLUSH;
+	doorbells(&db_send, &db_recv);
+	ret = stag_post_srq_recv(srq, wr, &bad);
+	doorbells(&db_send, &db_recv);
+	check(ret == ENOMEM && bad == &wr[RQ_SLOTS] && db_recv == 0,
+	      "SRQ: ret %d, %d doorbells", ret, db_recv);
+	qp_free(qp);
+	check(!stag_destroy_srq(srq), "destroy_srq");
+}
+
+static void wr_batch_publishes_once(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, IBV_QP_EX_WITH_SEND |
+				    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP);
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(&qp->vqp.qp);
+	struct ibv_sge sg[MAX_SGE + 1] = {};
+	struct stag_send_wqe *wqe;
+	int ret, db_send, db_recv;
+	char inl[8] = "inline!";
+
+	check(qpx == &qp->vqp.qp_ex, "ibv_qp_to_qp_ex");
+	if (!qpx)
+		return;
+	doorbells(&db_send, &db_recv);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_inline_data(qpx, inl, sizeof(inl));
+	qpx->wr_id = 2;
+	ibv_wr_rdma_write(qpx, 0x55, 0xbeef);
+	ibv_wr_set_sge(qpx, 0x66, 0x4000, 40);
+	qpx->wr_id = 3;
+	ibv_wr_atomic_cmp_swp(qpx, 0x77, 0x8000, 1, 2);
+	ibv_wr_set_sge(qpx, 0x66, 0x5000, 8);
+	check(ring_ctl(&qp->sq)->prod == 0, "nothing published before wr_complete");
+	ret = ibv_wr_complete(qpx);
+	doorbells(&db_send, &db_recv);
+	check(!ret && ring_ctl(&qp->sq)->prod == 3 && db_send == 1,
+	      "batch of 3: ret %d, prod %u, %d doorbells", ret, ring_ctl(&qp->sq)->prod, db_send);
+	wqe = ring_slot(&qp->sq, 0);
+	check(wqe->opcode == IBV_WR_SEND && (wqe->send_flags & IBV_SEND_INLINE) &&
+	      wqe->inline_len == sizeof(inl) && !memcmp(wqe + 1, inl, sizeof(inl)),
+	      "wr_send with inline data");
+	wqe = ring_slot(&qp->sq, 1);
+	check(wqe->wr_id == 2 && wqe->opcode == IBV_WR_RDMA_WRITE && wqe->num_sge == 1 &&
+	      !(wqe->send_flags & IBV_SEND_INLINE) && wqe->wr.rdma.rkey == 0x55 &&
+	      wqe->wr.rdma.remote_addr == 0xbeef, "wr_rdma_write");
+	wqe = ring_slot(&qp->sq, 2);
+	check(wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP && wqe->wr.atomic.compare_add == 1 &&
+	      wqe->wr.atomic.swap == 2 && wqe->wr.atomic.rkey == 0x77, "wr_atomic_cmp_swp");
+
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_abort(qpx);
+	check(ring_ctl(&qp->sq)->prod == 3, "wr_abort publishes nothing");
+
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge_list(qpx, MAX_SGE + 1, sg);
+	ibv_wr_send(qpx);
+	ret = ibv_wr_complete(qpx);
+	doorbells(&db_send, &db_recv);
+	check(ret == EINVAL && ring_ctl(&qp->sq)->prod == 3 && db_send == 0,
+	      "failed batch: ret %d, prod %u, %d doorbells", ret, ring_ctl(&qp->sq)->prod,
+	      db_send);
+	qp_free(qp);
+}
+
+static void qp_refuses_what_it_cannot_do(void)
+{
+	struct stag_qp *qp;
+
+	qp = qp_new(IBV_QPT_RC, NULL, IBV_QP_EX_WITH_TSO);
+	check(!qp && errno == EOPNOTSUPP, "send_ops_flags with TSO: errno %d", errno);
+	sq_slots = 6;
+	qp = qp_new(IBV_QPT_RC, NULL, 0);
+	check(!qp && errno == EPROTO, "a send ring of 6 slots: errno %d", errno);
+	sq_slots = SQ_SLOTS;
+}
+
+static struct stag_cqe *cqe_put(struct stag_cq *cq, uint64_t wr_id, uint32_t opcode)
+{
+	uint32_t prod = cq->queue.ctl->prod;
+	struct stag_cqe *cqe = ring_slot(&cq->queue, prod);
+
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->wr_id = wr_id;
+	cqe->opcode = opcode;
+	__atomic_store_n(&cq->queue.ctl->prod, prod + 1, __ATOMIC_RELEASE);
+	return cqe;
+}
+
+static void cq_poll_takes_what_the_kernel_put(void)
+{
+	struct ibv_cq *ibcq = stag_create_cq(ctx, 10, NULL, 0);
+	struct stag_cq *cq = to_stag_cq(ibcq);
+	struct stag_cqe *cqe;
+	struct ibv_wc wc[4];
+	int n;
+
+	cqe = cqe_put(cq, 1, IBV_WC_RECV);
+	cqe->status = IBV_WC_SUCCESS;
+	cqe->byte_len = 123;
+	cqe->ex = htobe32(0x1234);
+	cqe->wc_flags = STAG_WC_WITH_IMM;
+	cqe->qp_num = 0x42;
+	cqe->src_qp = 0x43;
+	cqe->pkey_index = 1;
+	cqe->slid = 2;
+	cqe->sl = 3;
+	cqe->dlid_path_bits = 4;
+	cqe_put(cq, 2, IBV_WC_SEND);
+	cqe_put(cq, 3, IBV_WC_RDMA_WRITE);
+
+	n = stag_poll_cq(ibcq, 2, wc);
+	check(n == 2 && cq->queue.ctl->cons == 2, "poll 2 of 3: %d, cons %u", n,
+	      cq->queue.ctl->cons);
+	check(wc[0].wr_id == 1 && wc[0].opcode == IBV_WC_RECV && wc[0].byte_len == 123 &&
+	      wc[0].imm_data == htobe32(0x1234) && (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
+	      wc[0].qp_num == 0x42 && wc[0].src_qp == 0x43 && wc[0].pkey_index == 1 &&
+	      wc[0].slid == 2 && wc[0].sl == 3 && wc[0].dlid_path_bits == 4,
+	      "completion fields");
+	n = stag_poll_cq(ibcq, 4, wc);
+	check(n == 1 && wc[0].wr_id == 3, "poll the last: %d", n);
+	n = stag_poll_cq(ibcq, 4, wc);
+	check(n == 0, "poll an empty CQ: %d", n);
+	check(!stag_destroy_cq(ibcq), "destroy_cq");
+}
+
+static void cq_ex_polls_in_order(void)
+{
+	struct ibv_cq_init_attr_ex attr = { .cqe = 10, .wc_flags = IBV_WC_STANDARD_FLAGS };
+	struct ibv_cq_ex *cqx = stag_create_cq_ex(ctx, &attr);
+	struct stag_cq *cq = to_stag_cq(ibv_cq_ex_to_cq(cqx));
+	struct ibv_poll_cq_attr pa = {};
+	int ret;
+
+	ret = ibv_start_poll(cqx, &pa);
+	check(ret == ENOENT, "start_poll on an empty CQ: %d", ret);
+	cqe_put(cq, 7, IBV_WC_SEND)->byte_len = 70;
+	cqe_put(cq, 8, IBV_WC_RDMA_READ)->status = IBV_WC_REM_ACCESS_ERR;
+	ret = ibv_start_poll(cqx, &pa);
+	check(!ret && cqx->wr_id == 7 && cqx->status == IBV_WC_SUCCESS &&
+	      ibv_wc_read_byte_len(cqx) == 70, "start_poll: %d, wr_id %llu", ret,
+	      (unsigned long long)cqx->wr_id);
+	ret = ibv_next_poll(cqx);
+	check(!ret && cqx->wr_id == 8 && cqx->status == IBV_WC_REM_ACCESS_ERR &&
+	      ibv_wc_read_opcode(cqx) == IBV_WC_RDMA_READ, "next_poll: %d", ret);
+	ret = ibv_next_poll(cqx);
+	check(ret == ENOENT, "next_poll past the end: %d", ret);
+	check(cq->queue.ctl->cons == 0, "slots held until end_poll");
+	ibv_end_poll(cqx);
+	check(cq->queue.ctl->cons == 2, "end_poll gives back 2: cons %u", cq->queue.ctl->cons);
+
+	attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	check(!stag_create_cq_ex(ctx, &attr) && errno == EOPNOTSUPP, "timestamps: errno %d",
+	      errno);
+	check(!stag_destroy_cq(ibv_cq_ex_to_cq(cqx)), "destroy_cq");
+}
+
+static void doorbell_leaves_the_ring_alone(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	int ret, db_send, db_recv;
+
+	doorbells(&db_send, &db_recv);
+	ret = stagdv_qp_doorbell(&qp->vqp.qp);
+	doorbells(&db_send, &db_recv);
+	check(!ret && db_send == 1 && ring_ctl(&qp->sq)->prod == 0,
+	      "stagdv_qp_doorbell: ret %d, %d doorbells", ret, db_send);
+	qp_free(qp);
+}
+
+int main(void)
+{
+	fd = memfd_create("uverbs", 0);
+	if (fd < 0 || ftruncate(fd, MEMFD_SIZE)) {
+		perror("memfd");
+		return 1;
+	}
+	sctx.ibv_ctx.context.cmd_fd = fd;
+	sctx.ibv_ctx.context.device = &dev.device;
+	sctx.qp_ex_mask_offset = stag_qp_ex_mask_offset();
+	check(sctx.qp_ex_mask_offset == 0x160, "qp_ex mask offset %#x",
+	      sctx.qp_ex_mask_offset);
+
+	send_slot_has_the_request();
+	send_empty_list_rings_once();
+	send_full_ring_enomem();
+	send_limits_einval();
+	send_inline_copies_bytes();
+	send_ud_names_the_ah();
+	send_unknown_opcode_stays_unknown();
+	recv_rings_only_when_flushing();
+	srq_posts_without_doorbell();
+	wr_batch_publishes_once();
+	qp_refuses_what_it_cannot_do();
+	cq_poll_takes_what_the_kernel_put();
+	cq_ex_polls_in_order();
+	doorbell_leaves_the_ring_alone();
+
+	printf("ring_test: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
