@@ -306,3 +306,43 @@ int stag_destroy_cq(struct ibv_cq *ibcq)
 	free(cq);
 	return 0;
 }
+
+/**
+ * stag_cq_clean() - drop the completions of one QP from a CQ
+ * @ibcq: the CQ
+ * @qpn: the QP, just moved to RESET
+ *
+ * As mlx5's provider does: completions of a QP that was reset are gone
+ * with it, so that a QP reused after RESET does not poll the flushes of
+ * its past life. The kernel produces nothing for the QP once the reset
+ * has returned, and only ever writes at or beyond the producer index read
+ * here: walking back from it, every other QP's completion moves up over
+ * the dropped ones, and the consumer index then moves past the gap.
+ */
+void stag_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
+{
+	struct stag_queue *q = &to_stag_cq(ibcq)->queue;
+	uint32_t prod, cons, i, dropped = 0;
+
+	pthread_spin_lock(&q->lock);
+	stag_queue_cons_begin(q);
+	cons = q->index;
+	/* Pairs with the kernel's release of prod: the slots are filled. */
+	prod = __atomic_load_n(&q->ctl->prod, __ATOMIC_ACQUIRE);
+	if (prod - cons > q->num_slots)
+		goto out_unlock;
+	for (i = prod; i != cons;) {
+		const struct stag_cqe *cqe = stag_queue_slot(q, --i);
+
+		if (cqe->qp_num == qpn)
+			dropped++;
+		else if (dropped)
+			memcpy(stag_queue_slot(q, i + dropped), cqe, sizeof(*cqe));
+	}
+	if (dropped) {
+		q->index = cons + dropped;
+		stag_queue_cons_publish(q);
+	}
+out_unlock:
+	pthread_spin_unlock(&q->lock);
+}

@@ -25,5 +25,6 @@ struct ibv_cq *stag_create_cq(struct ibv_context *ctx, int cqe, struct ibv_comp_
 struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
 int stag_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int stag_destroy_cq(struct ibv_cq *ibcq);
+void stag_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
 
 #endif /* STAG_CQ_H */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cq.h"
 #include "qp.h"
 
 struct stag_create_qp_resp_full {
@@ -192,11 +193,22 @@ struct ibv_qp *stag_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return &qp->vqp.qp;
 }
 
+/*
+ * libibverbs keeps ibqp->state from here on; the posting verbs check it.
+ * A QP moved to RESET leaves no completions behind in its CQs.
+ */
 int stag_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct ibv_modify_qp cmd = {};
+	int ret;
 
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret || !(attr_mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RESET)
+		return ret;
+	stag_cq_clean(ibqp->send_cq, ibqp->qp_num);
+	if (ibqp->recv_cq != ibqp->send_cq)
+		stag_cq_clean(ibqp->recv_cq, ibqp->qp_num);
+	return 0;
 }
 
 int stag_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
@@ -235,8 +247,8 @@ int stag_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 	struct stag_qp *qp = to_stag_qp(ibqp);
 	int ret, db;
 
-	/* With an SRQ, receives go to the SRQ. */
-	ret = stag_queue_mapped(&qp->rq) ? 0 : EINVAL;
+	/* With an SRQ, receives go to the SRQ; none in RESET (IBA C10-97.2.1). */
+	ret = stag_queue_mapped(&qp->rq) && ibqp->state != IBV_QPS_RESET ? 0 : EINVAL;
 	if (ret) {
 		*bad_wr = wr;
 		return ret;

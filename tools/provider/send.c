@@ -211,12 +211,24 @@ static void send_wqe_write(const struct stag_qp *qp, struct stag_send_wqe *wqe,
  * or the device is gone and nothing posted will complete: the whole list
  * is reported as not posted.
  */
+/* Sends are posted from RTS on (and flushed in the error states). */
+static bool can_send(const struct ibv_qp *ibqp)
+{
+	return ibqp->state != IBV_QPS_RESET && ibqp->state != IBV_QPS_INIT &&
+	       ibqp->state != IBV_QPS_RTR;
+}
+
 int stag_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct stag_qp *qp = to_stag_qp(ibqp);
 	struct ibv_send_wr *first = wr;
 	struct stag_send_wqe *wqe;
 	int ret = 0, db;
+
+	if (!can_send(ibqp)) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 
 	pthread_spin_lock(&qp->sq.lock);
 	stag_queue_prod_begin(&qp->sq);
@@ -277,6 +289,8 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	struct stag_qp *qp = qpx_to_stag_qp(qpx);
 	int ret = qp->wr_err;
 
+	if (!ret && !can_send(&qp->vqp.qp))
+		ret = EINVAL;
 	if (!ret)
 		stag_queue_prod_publish(&qp->sq);
 	pthread_spin_unlock(&qp->sq.lock);

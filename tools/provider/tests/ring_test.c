@@ -354,6 +354,9 @@ static struct stag_qp *qp_new(enum ibv_qp_type type, struct ibv_srq *srq, uint64
 	};
 	struct ibv_qp *qp = stag_create_qp_ex(ctx, &attr);
 
+	/* As if connected: posting checks the state libibverbs keeps. */
+	if (qp)
+		qp->state = IBV_QPS_RTS;
 	return qp ? to_stag_qp(qp) : NULL;
 }
 
@@ -369,6 +372,34 @@ static int post_send(struct stag_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 }
 
 /* ---- the cases ---- */
+
+static void post_needs_state(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_sge sg = { 0x1000, 10, 0x11 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_recv_wr *rbad = NULL;
+	enum ibv_qp_state st;
+
+	if (!qp) {
+		check(0, "create_qp");
+		return;
+	}
+	for (st = IBV_QPS_RESET; st <= IBV_QPS_RTR; st++) {
+		qp->vqp.qp.state = st;
+		check(post_send(qp, &wr, &bad) == EINVAL && bad == &wr,
+		      "post_send in state %d: EINVAL", st);
+	}
+	qp->vqp.qp.state = IBV_QPS_RESET;
+	check(stag_post_recv(&qp->vqp.qp, &rwr, &rbad) == EINVAL && rbad == &rwr,
+	      "post_recv in RESET: EINVAL");
+	check(__atomic_load_n(&qp->sq.ctl->prod, __ATOMIC_RELAXED) == 0 &&
+	      __atomic_load_n(&qp->rq.ctl->prod, __ATOMIC_RELAXED) == 0, "nothing published");
+	qp_free(qp);
+}
 
 static void send_slot_has_the_request(void)
 {
@@ -762,6 +793,7 @@ int main(void)
 	check(sctx.qp_ex_mask_offset == 0x160, "qp_ex mask offset %#x",
 	      sctx.qp_ex_mask_offset);
 
+	post_needs_state();
 	send_slot_has_the_request();
 	send_empty_list_rings_once();
 	send_full_ring_enomem();

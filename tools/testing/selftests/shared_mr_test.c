@@ -253,7 +253,8 @@ static void cases_access(char *buf)
 		dereg(mr, "read-only shared");
 		mr = share(src, pd, 0, 0, &err);
 		t_check(mr, "shared region with no rights: %s", strerror(err));
-		t_check(!mr || !mr->rkey, "no remote rights, rkey %#x", mr ? mr->rkey : 0);
+		t_check(!mr || mr->rkey == mr->lkey, "no remote rights: rkey %#x, lkey %#x",
+			mr ? mr->rkey : 0, mr ? mr->lkey : 0);
 		dereg(mr, "no-rights shared");
 	}
 	t_end("read-only and no-rights shared regions over a read-only source");

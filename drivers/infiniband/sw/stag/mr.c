@@ -68,10 +68,13 @@ static int mr_publish(struct stag_dev *sdev, struct stag_mr *mr, bool valid)
 
 	if (ret)
 		return ret;
+	/*
+	 * The rkey is the key whatever the rights, as on rxe and mlx5:
+	 * consumers exchange it once and may add remote rights later by
+	 * rereg. Remote access the region lacks is refused by the gate.
+	 */
 	mr->ibmr.lkey = mr->entry.key;
-	mr->ibmr.rkey = mr->entry.access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
-					    IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND) ?
-			mr->entry.key : 0;
+	mr->ibmr.rkey = mr->entry.key;
 	if (valid)
 		stag_tpt_set_state(&mr->entry, STAG_TPT_VALID);
 	return 0;
@@ -185,6 +188,50 @@ struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 io
 	return user_mr_create(ibpd, start, length, iova, access, NULL);
 }
 
+/*
+ * A new PD or new rights keep the region and its keys, as consumers expect
+ * (rdma-core's own tests exchange an rkey once and rereg around it). Pins
+ * for write, when the new rights need them, are taken before anything
+ * changes; then accesses in flight are waited out, and the entry changes
+ * while it is not VALID.
+ */
+static struct ib_mr *rereg_in_place(struct stag_mr *mr, int flags, int access,
+				    struct ib_pd *ibpd)
+{
+	struct stag_dev *sdev = to_stag_dev(mr->ibmr.device);
+	struct stag_tpt_entry *e = &mr->entry;
+	struct stag_pages *pages = NULL;
+	int ret;
+
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = e->access;
+	if (!(flags & IB_MR_REREG_PD))
+		ibpd = e->pd;
+	ret = stag_mr_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+	if (mr_writable(access) && !e->pages->writable) {
+		pages = stag_pages_pin_user(mr->user_start, e->length, true, &ret);
+		if (!pages)
+			return ERR_PTR(ret);
+		pages->pinned_stat = &sdev->pinned_pages;
+		atomic64_add(pages->npages, pages->pinned_stat);
+	}
+
+	/* stag_tpt_invalidate() wants its caller to hold a reference. */
+	refcount_inc(&e->ref);
+	stag_tpt_invalidate(e);
+	if (pages)
+		swap(e->pages, pages);
+	e->pd = ibpd;
+	e->access = access;
+	stag_tpt_set_state(e, STAG_TPT_VALID);
+	stag_tpt_put(e);
+	if (pages)
+		stag_pages_put(pages);
+	return NULL;
+}
+
 /**
  * stag_mr_rereg_user() - the rereg_user_mr verb
  * @ibmr: the region
@@ -196,20 +243,20 @@ struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 io
  * @ibpd: the new PD (IB_MR_REREG_PD)
  * @udata: unused
  *
- * The result is always a new region with new keys, built beside the old
- * one; the core then deregisters the old region. So a failure leaves the
- * old region exactly as it was, still valid. Without IB_MR_REREG_TRANS the
- * new region shares the old page list (no new pins), unless it needs write
- * access the old pins do not give.
+ * A new translation makes a new region with new keys, built beside the
+ * old one; the core then deregisters the old region, so a failure leaves
+ * the old region exactly as it was. A new PD or new rights alone change
+ * the region in place and keep its keys; a failure changes nothing there
+ * either.
  *
- * Return: the new region, or ERR_PTR(): -EINVAL for bad flags or
- * arguments, -EBUSY while windows are bound, and as for reg_user_mr.
+ * Return: the new region; NULL when the region changed in place; or
+ * ERR_PTR(): -EINVAL for bad flags or arguments, -EBUSY while windows are
+ * bound, and as for reg_user_mr.
  */
 struct ib_mr *stag_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start, u64 length,
 				 u64 iova, int access, struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct stag_mr *old = to_stag_mr(ibmr);
-	struct stag_pages *share = NULL;
 
 	if (!flags || flags & ~IB_MR_REREG_SUPPORTED)
 		return ERR_PTR(-EINVAL);
@@ -217,19 +264,14 @@ struct ib_mr *stag_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start, u64 l
 		return ERR_PTR(-EINVAL);
 	if (atomic_read(&old->mw_count))
 		return ERR_PTR(-EBUSY);
+	if (!(flags & IB_MR_REREG_TRANS))
+		return rereg_in_place(old, flags, access, ibpd);
 
 	if (!(flags & IB_MR_REREG_PD))
 		ibpd = old->entry.pd;
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = old->entry.access;
-	if (!(flags & IB_MR_REREG_TRANS)) {
-		start = old->user_start;
-		length = old->entry.length;
-		iova = old->entry.iova;
-		if (!mr_writable(access) || old->entry.pages->writable)
-			share = old->entry.pages;
-	}
-	return user_mr_create(ibpd, start, length, iova, access, share);
+	return user_mr_create(ibpd, start, length, iova, access, NULL);
 }
 
 /**
@@ -296,8 +338,6 @@ struct ib_mr *stag_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type, u32 max_nu
 	ret = mr_publish(sdev, mr, false);
 	if (ret)
 		goto err_free_pages;
-	/* Fast-registration consumers move both keys with ib_update_fast_reg_key(). */
-	mr->ibmr.rkey = mr->ibmr.lkey;
 	return &mr->ibmr;
 
 err_free_pages:

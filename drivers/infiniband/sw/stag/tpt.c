@@ -128,7 +128,8 @@ EXPORT_SYMBOL_IF_KUNIT(stag_tpt_lookup);
 
 /**
  * stag_tpt_invalidate() - make an entry INVALID and wait out its accesses
- * @e: the entry, referenced by the caller (from stag_tpt_lookup())
+ * @e: the entry, with a reference the caller holds (from stag_tpt_lookup(),
+ *	or taken on an entry it owns)
  *
  * Afterwards no access through @e is in flight, so its owner may change
  * or release the memory behind it. Accesses take their references only
