@@ -65,3 +65,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools/provider clean
 	$(MAKE) -C tools/testing/selftests clean
+	$(MAKE) -C tools/bench clean

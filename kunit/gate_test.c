@@ -13,6 +13,9 @@
 #include "../mr.h"
 #include "../tpt.h"
 
+/* The gate's view of an access by a QP of PD @p. */
+#define WHO(p) (&(struct stag_gate_who){ .pd = (p) })
+
 #define LW	IB_ACCESS_LOCAL_WRITE
 #define RR	IB_ACCESS_REMOTE_READ
 #define RW	IB_ACCESS_REMOTE_WRITE
@@ -164,7 +167,7 @@ static void stag_gate_table(struct kunit *test)
 	key = c->key == KEY_BAD_BYTE ? e->key ^ 0x5a : e->key;
 	if (c->key == KEY_OTHER_PD)
 		pd = other;
-	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, key, pd, c->access, c->addr, c->len, &ref),
+	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, key, WHO(pd), c->access, c->addr, c->len, &ref),
 			c->expected);
 	if (c->expected || !c->len) {
 		KUNIT_EXPECT_NULL(test, ref.entry);
@@ -235,9 +238,10 @@ static void stag_gate_invalidate_under_access(struct kunit *test)
 	tpt = e->owner;
 	stag_tpt_set_state(e, STAG_TPT_VALID);
 
-	KUNIT_ASSERT_EQ(test, stag_gate_enter(tpt, e->key, pd, RW, 0x1000, 16, &held), 0);
+	KUNIT_ASSERT_EQ(test, stag_gate_enter(tpt, e->key, WHO(pd), RW, 0x1000, 16, &held), 0);
 	stag_tpt_set_state(e, STAG_TPT_INVALID);
-	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, e->key, pd, RW, 0x1000, 16, &late), -ENOENT);
+	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, e->key, WHO(pd), RW, 0x1000, 16, &late),
+			-ENOENT);
 	KUNIT_EXPECT_FALSE(test, completion_done(&e->idle));
 	stag_gate_exit(&held);
 	/* Runs stag_tpt_remove() now, which must not wait any more. */

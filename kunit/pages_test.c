@@ -18,6 +18,9 @@
 #include "../pages.h"
 #include "../tpt.h"
 
+/* The gate's view of an access by a QP of PD @p. */
+#define WHO(p) (&(struct stag_gate_who){ .pd = (p) })
+
 static void pages_release(void *data)
 {
 	stag_pages_put(data);
@@ -115,15 +118,15 @@ static void stag_pages_seed_example_every_byte(struct kunit *test)
 	for (b = 0; b < len; b++) {
 		u64 want = 0x200 + b;
 
-		KUNIT_ASSERT_EQ(test, stag_gate_enter(tpt, e->key, pd, 0, va + b, 1, &ref), 0);
+		KUNIT_ASSERT_EQ(test, stag_gate_enter(tpt, e->key, WHO(pd), 0, va + b, 1, &ref), 0);
 		KUNIT_ASSERT_EQ(test, ref.offset, want);
 		KUNIT_ASSERT_PTR_EQ(test, stag_pages_page(e->pages, ref.offset >> PAGE_SHIFT),
 				    pg[want / 4096]);
 		KUNIT_ASSERT_EQ(test, offset_in_page(ref.offset), (unsigned long)(want % 4096));
 		stag_gate_exit(&ref);
 	}
-	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, e->key, pd, 0, va + len, 1, &ref), -ERANGE);
-	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, e->key, pd, 0, va - 1, 1, &ref), -ERANGE);
+	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, e->key, WHO(pd), 0, va + len, 1, &ref), -ERANGE);
+	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, e->key, WHO(pd), 0, va - 1, 1, &ref), -ERANGE);
 	stag_tpt_remove(tpt, e);
 	stag_tpt_uninit(tpt);
 }

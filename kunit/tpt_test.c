@@ -14,6 +14,9 @@
 #include "../gate.h"
 #include "../tpt.h"
 
+/* The gate's view of an access by a QP of PD @p. */
+#define WHO(p) (&(struct stag_gate_who){ .pd = (p) })
+
 static void tpt_release(void *data)
 {
 	stag_tpt_uninit(data);
@@ -212,7 +215,7 @@ static int reader_fn(void *data)
 	struct stag_gate_ref ref;
 
 	while (!kthread_should_stop()) {
-		if (stag_gate_enter(r->tpt, r->key, r->pd, 0, 0x1000, 8, &ref)) {
+		if (stag_gate_enter(r->tpt, r->key, WHO(r->pd), 0, 0x1000, 8, &ref)) {
 			atomic_inc(&r->refused);
 		} else {
 			/* Use the entry while holding it: KASAN sees a use after free. */

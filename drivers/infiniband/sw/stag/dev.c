@@ -21,6 +21,7 @@
 #include "ah.h"
 #include "cq.h"
 #include "mr.h"
+#include "mw.h"
 #include "pd.h"
 #include "qp.h"
 #include "srq.h"
@@ -150,9 +151,11 @@ static void init_attr(struct stag_dev *sdev)
 	attr->max_srq_wr = STAG_MAX_QP_WR;
 	attr->max_srq_sge = STAG_MAX_SGE;
 	attr->max_ah = STAG_MAX_AH;
+	attr->max_mw = STAG_MAX_MW;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_MEM_MGT_EXTENSIONS |
-				 IB_DEVICE_UD_AV_PORT_ENFORCE;
+				 IB_DEVICE_UD_AV_PORT_ENFORCE | IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->max_mr_size = U64_MAX;
 	attr->max_fast_reg_page_list_len = STAG_MAX_FRMR_PAGES;
 	attr->max_pkeys = STAG_PKEY_TBL_LEN;
@@ -267,6 +270,7 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	ida_init(&sdev->pd_ida);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	mutex_init(&sdev->bind_lock);
 	stag_tpt_init(&sdev->tpt, STAG_KEY_INDEX_MAX);
 	INIT_LIST_HEAD(&sdev->list);
 	stag_port_init(&sdev->port, ndev);

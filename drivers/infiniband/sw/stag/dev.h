@@ -6,6 +6,7 @@
 #define _STAG_DEV_H
 
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
 
@@ -39,6 +40,8 @@ struct stag_dev {
 	struct xarray ahs;	/* by ah_num */
 	u32 ah_next;
 	atomic_t srq_next;
+	struct mutex bind_lock;	/* window binds against region dereg */
+	atomic_t mw_count;	/* memory windows allocated */
 	unsigned long flags;
 	struct list_head list;	/* on stag_devices, under stag_devices_lock */
 };

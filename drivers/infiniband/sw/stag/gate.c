@@ -14,37 +14,46 @@
 #include "tpt.h"
 
 /* Rights a requester can ask for; local read is always granted. */
-#define STAG_GATE_RIGHTS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
-			  IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+#define STAG_GATE_REMOTE (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+#define STAG_GATE_RIGHTS (IB_ACCESS_LOCAL_WRITE | STAG_GATE_REMOTE)
 
 /**
  * stag_gate_check() - may this access use this entry?
  * @e: the entry the key named
  * @key: the key presented
- * @pd: the PD of the QP making the access
+ * @who: the PD and QP number of the QP making the access
  * @access: the IB_ACCESS_* rights the access needs (0 for a local read)
  * @addr: the first byte, in the entry's iova space
  * @len: the number of bytes; zero moves nothing and needs no bounds
  *
  * The checks run in a fixed order and each fails with its own errno, so
- * the caller can tell which one failed and report it precisely.
+ * the caller can tell which one failed and report it precisely. Regions
+ * and memory windows are checked alike, each against its own bounds and
+ * rights; a window serves remote accesses only (it is never an L_Key),
+ * and a type 2 window only the QP it was bound through.
  *
  * Return: 0, or
  * -ENOENT when the key does not name a VALID entry,
- * -EPERM when the entry belongs to another PD,
- * -EACCES when it lacks a right the access needs,
+ * -EPERM when the entry belongs to another PD, or is a window bound to
+ * another QP,
+ * -EACCES when it lacks a right the access needs, or is a window and the
+ * access is local,
  * -ERANGE when [addr, addr + len) is not inside [iova, iova + length).
  */
-int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct ib_pd *pd,
+int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct stag_gate_who *who,
 		    int access, u64 addr, u64 len)
 {
 	u64 last, limit;
 
 	if (READ_ONCE(e->key) != key || stag_tpt_state(e) != STAG_TPT_VALID)
 		return -ENOENT;
-	if (e->pd != pd)
+	if (e->pd != who->pd)
+		return -EPERM;
+	if (e->qpn && e->qpn != who->qpn)
 		return -EPERM;
 	if (access & ~STAG_GATE_RIGHTS || access & ~e->access)
+		return -EACCES;
+	if (e->type == STAG_TPT_MW && !(access & STAG_GATE_REMOTE))
 		return -EACCES;
 	if (!len)
 		return 0;
@@ -63,7 +72,7 @@ EXPORT_SYMBOL_IF_KUNIT(stag_gate_check);
  * stag_gate_enter() - check an access and pin what it names
  * @tpt: the device's table
  * @key: the L_Key or R_Key presented
- * @pd: the PD of the QP making the access
+ * @who: the PD and QP number of the QP making the access
  * @access: the IB_ACCESS_* rights the access needs (0 for a local read)
  * @addr: the first byte, in the entry's iova space
  * @len: the number of bytes
@@ -80,7 +89,7 @@ EXPORT_SYMBOL_IF_KUNIT(stag_gate_check);
  *
  * Return: 0 or the errno of the failed check (see stag_gate_check()).
  */
-int stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct ib_pd *pd, int access,
+int stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct stag_gate_who *who, int access,
 		    u64 addr, u64 len, struct stag_gate_ref *ref)
 {
 	struct stag_tpt_entry *e;
@@ -94,7 +103,7 @@ int stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct ib_pd *pd, int a
 	e = stag_tpt_lookup(tpt, key);
 	if (!e)
 		return -ENOENT;
-	ret = stag_gate_check(e, key, pd, access, addr, len);
+	ret = stag_gate_check(e, key, who, access, addr, len);
 	if (ret) {
 		stag_tpt_put(e);
 		return ret;

@@ -19,9 +19,15 @@ struct stag_gate_ref {
 	u32 key;			/* the key that passed */
 };
 
-int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct ib_pd *pd,
+/* Who makes an access: the PD and QP number of the QP it arrives at. */
+struct stag_gate_who {
+	const struct ib_pd *pd;
+	u32 qpn;
+};
+
+int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct stag_gate_who *who,
 		    int access, u64 addr, u64 len);
-int __must_check stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct ib_pd *pd,
+int __must_check stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct stag_gate_who *who,
 				 int access, u64 addr, u64 len, struct stag_gate_ref *ref);
 void stag_gate_exit(struct stag_gate_ref *ref);
 

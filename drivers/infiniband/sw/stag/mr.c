@@ -258,14 +258,24 @@ struct ib_mr *stag_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start, u64 l
 {
 	struct stag_mr *old = to_stag_mr(ibmr);
 
+	struct stag_dev *sdev = to_stag_dev(ibmr->device);
+	struct ib_mr *ret;
+
 	if (!flags || flags & ~IB_MR_REREG_SUPPORTED)
 		return ERR_PTR(-EINVAL);
 	if (!old->entry.pages || !old->entry.pages->user)
 		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		/* No window may bind while the region changes under it. */
+		mutex_lock(&sdev->bind_lock);
+		ret = atomic_read(&old->mw_count) ? ERR_PTR(-EBUSY) :
+			rereg_in_place(old, flags, access, ibpd);
+		mutex_unlock(&sdev->bind_lock);
+		return ret;
+	}
+	/* The core deregisters the old region, which refuses while bound. */
 	if (atomic_read(&old->mw_count))
 		return ERR_PTR(-EBUSY);
-	if (!(flags & IB_MR_REREG_TRANS))
-		return rereg_in_place(old, flags, access, ibpd);
 
 	if (!(flags & IB_MR_REREG_PD))
 		ibpd = old->entry.pd;
@@ -390,6 +400,7 @@ int stag_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  *
  * The core reports keys and length but not the iova. A user VA tells
  * where a process's memory lies, so only CAP_NET_ADMIN readers get it.
+ * The number of memory windows bound to the region goes along.
  *
  * Return: 0, or -EMSGSIZE when the message is full.
  */
@@ -407,6 +418,9 @@ int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 		goto err_cancel;
 	if (pages && (rdma_nl_put_driver_u64(msg, "pages", pages->npages) ||
 		      rdma_nl_put_driver_u32(msg, "runs", pages->nruns)))
+		goto err_cancel;
+	/* The 6.12 core has no restrack type for windows: show them here. */
+	if (rdma_nl_put_driver_u32(msg, "mw", atomic_read(&mr->mw_count)))
 		goto err_cancel;
 	nla_nest_end(msg, table);
 	return 0;
@@ -432,8 +446,14 @@ int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct stag_dev *sdev = to_stag_dev(ibmr->device);
 	struct stag_mr *mr = to_stag_mr(ibmr);
 
-	if (atomic_read(&mr->mw_count))
+	/* Under bind_lock, so that no window binds after the count is read. */
+	mutex_lock(&sdev->bind_lock);
+	if (atomic_read(&mr->mw_count)) {
+		mutex_unlock(&sdev->bind_lock);
 		return -EBUSY;
+	}
+	stag_tpt_set_state(&mr->entry, STAG_TPT_INVALID);
+	mutex_unlock(&sdev->bind_lock);
 	stag_tpt_remove(&sdev->tpt, &mr->entry);
 	if (mr->entry.pages)
 		stag_pages_put(mr->entry.pages);
@@ -442,51 +462,27 @@ int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * Looks up a region to invalidate: a fast-registration region of the PD.
- * Regions registered from userspace are not invalidated by key.
- */
-static struct stag_mr *frmr_lookup(struct stag_dev *sdev, u32 key, const struct ib_pd *pd,
-				   int *err)
-{
-	struct stag_tpt_entry *e = stag_tpt_lookup(&sdev->tpt, key);
-	struct stag_mr *mr;
-
-	*err = -ENOENT;
-	if (!e)
-		return NULL;
-	mr = e->type == STAG_TPT_MR ? e->owner : NULL;
-	if (!mr || !mr->frmr_pages)
-		*err = -EINVAL;
-	else if (e->pd != pd)
-		*err = -EPERM;
-	else
-		return mr;
-	stag_tpt_put(e);
-	return NULL;
-}
-
 /**
- * stag_mr_invalidate() - Local Invalidate, or the invalidation a Send with
- * Invalidate asks for
- * @sdev: the device whose table holds the key
- * @key: the full key
+ * stag_mr_invalidate() - Local Invalidate of a region, or the invalidation
+ * a Send with Invalidate asks for
+ * @e: the region's entry, with the one reference the caller holds
  * @pd: the PD of the QP that invalidates
  *
+ * Only fast-registration regions are invalidated by key.
+ *
  * Context: process context; waits for accesses in flight to end.
- * Return: 0; -ENOENT for no such key; -EINVAL for a region that is not a
- * fast-registration one; -EPERM for one of another PD.
+ * Return: 0; -EINVAL for a region that is not a fast-registration one;
+ * -EPERM for one of another PD.
  */
-int stag_mr_invalidate(struct stag_dev *sdev, u32 key, const struct ib_pd *pd)
+int stag_mr_invalidate(struct stag_tpt_entry *e, const struct ib_pd *pd)
 {
-	struct stag_mr *mr;
-	int ret;
+	struct stag_mr *mr = e->owner;
 
-	mr = frmr_lookup(sdev, key, pd, &ret);
-	if (!mr)
-		return ret;
-	stag_tpt_invalidate(&mr->entry);
-	stag_tpt_put(&mr->entry);
+	if (e->type != STAG_TPT_MR || !mr->frmr_pages)
+		return -EINVAL;
+	if (e->pd != pd)
+		return -EPERM;
+	stag_tpt_invalidate(e);
 	return 0;
 }
 
@@ -519,7 +515,16 @@ static struct stag_pages *frmr_build_pages(struct stag_mr *mr, int *err)
 	return pages;
 }
 
-static enum ib_wc_status reg_mr(struct stag_qp *qp, const struct stag_reg_wr *reg)
+/**
+ * stag_mr_fast_reg() - run a REG_MR work request
+ * @qp: the QP whose send queue runs it (kernel QPs only)
+ * @reg: the request: the region, its new key and rights
+ *
+ * Return: IB_WC_SUCCESS; IB_WC_LOC_PROT_ERR for a region that is not a
+ * fast-registration region of the QP's PD; IB_WC_LOC_QP_OP_ERR for a key
+ * of another index, a region that is valid, bad rights or page sizes.
+ */
+enum ib_wc_status stag_mr_fast_reg(struct stag_qp *qp, const struct stag_reg_wr *reg)
 {
 	struct stag_mr *mr = to_stag_mr((struct ib_mr *)(uintptr_t)reg->mr);
 	struct stag_pages *pages, *old;
@@ -550,29 +555,4 @@ static enum ib_wc_status reg_mr(struct stag_qp *qp, const struct stag_reg_wr *re
 	if (old)
 		stag_pages_put(old);
 	return IB_WC_SUCCESS;
-}
-
-/**
- * stag_mr_local_op() - run a WQE that acts on the local TPT only
- * @qp: the QP whose send queue runs it
- * @wqe: LOCAL_INV or REG_MR (kernel QPs only)
- *
- * Return: the completion status.
- */
-enum ib_wc_status stag_mr_local_op(struct stag_qp *qp, const struct stag_swqe *wqe)
-{
-	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
-	int ret;
-
-	switch (wqe->hdr.opcode) {
-	case IB_WR_LOCAL_INV:
-		ret = stag_mr_invalidate(sdev, wqe->hdr.ex, qp->ibqp.pd);
-		if (ret == -EINVAL)
-			return IB_WC_LOC_QP_OP_ERR;
-		return ret ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
-	case IB_WR_REG_MR:
-		return reg_mr(qp, (const struct stag_reg_wr *)wqe->hdr.wr.raw);
-	default:
-		return IB_WC_LOC_QP_OP_ERR;
-	}
 }

@@ -29,9 +29,9 @@ struct stag_mr {
 	u32 frmr_offset;	/* of the first byte in the first page */
 };
 
-struct stag_qp;
-struct stag_swqe;
 struct stag_dev;
+struct stag_qp;
+struct stag_reg_wr;
 
 static inline struct stag_mr *to_stag_mr(struct ib_mr *ibmr)
 {
@@ -50,7 +50,7 @@ int stag_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata);
-int stag_mr_invalidate(struct stag_dev *sdev, u32 key, const struct ib_pd *pd);
-enum ib_wc_status stag_mr_local_op(struct stag_qp *qp, const struct stag_swqe *wqe);
+int stag_mr_invalidate(struct stag_tpt_entry *e, const struct ib_pd *pd);
+enum ib_wc_status stag_mr_fast_reg(struct stag_qp *qp, const struct stag_reg_wr *reg);
 
 #endif /* _STAG_MR_H */

@@ -95,6 +95,12 @@ static inline struct stag_qp *to_stag_qp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct stag_qp, ibqp);
 }
 
+/* The QP as the gate sees it when it makes an access. */
+static inline struct stag_gate_who stag_qp_who(const struct stag_qp *qp)
+{
+	return (struct stag_gate_who) { .pd = qp->ibqp.pd, .qpn = qp->ibqp.qp_num };
+}
+
 static inline enum ib_qp_state stag_qp_state(const struct stag_qp *qp)
 {
 	return READ_ONCE(qp->attr.qp_state);

@@ -19,6 +19,7 @@
 #include "cq.h"
 #include "dev.h"
 #include "mr.h"
+#include "mw.h"
 #include "qp.h"
 #include "req.h"
 #include "resp.h"
@@ -202,6 +203,7 @@ static void transmit(struct stag_qp *qp)
 		.length = wqe->length,
 		.src_qpn = qp->ibqp.qp_num,
 	};
+	struct stag_gate_who who = stag_qp_who(qp);
 	enum stag_resp_result result;
 	enum ib_wc_status status;
 	struct stag_qp *dst;
@@ -228,8 +230,8 @@ static void transmit(struct stag_qp *qp)
 	mutex_lock(&dst->resp_mutex);
 	if (wqe->hdr.send_flags & IB_SEND_INLINE) {
 		stag_sgl_init_kbuf(qp->sq.local, wqe->inline_data, wqe->length);
-	} else if (stag_sgl_build(qp->sq.local, &sdev->tpt, qp->ibqp.pd, wqe->sge,
-				  wqe->hdr.num_sge, access)) {
+	} else if (stag_sgl_build(qp->sq.local, &sdev->tpt, &who, wqe->sge, wqe->hdr.num_sge,
+				  access)) {
 		mutex_unlock(&dst->resp_mutex);
 		stag_qp_put(dst);
 		complete_wqe(qp, IB_WC_LOC_PROT_ERR);
@@ -241,6 +243,27 @@ static void transmit(struct stag_qp *qp)
 	qp->sq.rnr_timer = READ_ONCE(dst->attr.min_rnr_timer);
 	stag_qp_put(dst);
 	answer(qp, result);
+}
+
+/* A WQE that acts on the local TPT only. */
+static enum ib_wc_status local_op(struct stag_qp *qp, const struct stag_swqe *wqe)
+{
+	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
+	int ret;
+
+	switch (wqe->hdr.opcode) {
+	case IB_WR_LOCAL_INV:
+		ret = stag_invalidate(sdev, wqe->hdr.ex, qp, false);
+		if (ret == -EINVAL)
+			return IB_WC_LOC_QP_OP_ERR;
+		return ret ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+	case IB_WR_REG_MR:
+		return stag_mr_fast_reg(qp, (const struct stag_reg_wr *)wqe->hdr.wr.raw);
+	case IB_WR_BIND_MW:
+		return stag_mw_bind(qp, wqe);
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
 }
 
 /* Runs the pending WQE; false when the queue must stop for now. */
@@ -271,7 +294,7 @@ static bool step(struct stag_qp *qp)
 		return true;
 	}
 	if (stag_wqe_is_local(qp->sq.wqe->hdr.opcode))
-		complete_wqe(qp, stag_mr_local_op(qp, qp->sq.wqe));
+		complete_wqe(qp, local_op(qp, qp->sq.wqe));
 	else
 		transmit(qp);
 	return !qp->sq.waiting;

@@ -14,7 +14,7 @@
 
 #include "cq.h"
 #include "dev.h"
-#include "mr.h"
+#include "mw.h"
 #include "qp.h"
 #include "resp.h"
 #include "srq.h"
@@ -133,11 +133,12 @@ static enum stag_resp_result place_send(struct stag_qp *dst, struct stag_msg *ms
 {
 	struct stag_dev *sdev = to_stag_dev(dst->ibqp.device);
 	struct stag_rwqe *rwqe = dst->rq.wqe;
+	struct stag_gate_who who = stag_qp_who(dst);
 	struct stag_sgl *sgl = dst->rq.sgl;
 	u8 hdr[GRH_SIZE];
 	int ret;
 
-	if (stag_sgl_build(sgl, &sdev->tpt, dst->ibqp.pd, rwqe->sge, rwqe->num_sge,
+	if (stag_sgl_build(sgl, &sdev->tpt, &who, rwqe->sge, rwqe->num_sge,
 			   IB_ACCESS_LOCAL_WRITE)) {
 		recv_error(dst, IB_WC_LOC_PROT_ERR);
 		return STAG_RESP_NAK_OP;
@@ -190,7 +191,7 @@ static enum stag_resp_result do_send(struct stag_qp *dst, struct stag_msg *msg)
 		 * never wait on this thread.
 		 */
 		stag_sgl_release(msg->local);
-		if (stag_mr_invalidate(to_stag_dev(dst->ibqp.device), hdr->ex, dst->ibqp.pd)) {
+		if (stag_invalidate(to_stag_dev(dst->ibqp.device), hdr->ex, dst, true)) {
 			recv_error(dst, IB_WC_LOC_PROT_ERR);
 			return STAG_RESP_NAK_OP;
 		}
@@ -208,10 +209,11 @@ static enum stag_resp_result get_remote(struct stag_qp *dst, u32 rkey, u64 addr,
 					int access)
 {
 	struct stag_dev *sdev = to_stag_dev(dst->ibqp.device);
+	struct stag_gate_who who = stag_qp_who(dst);
 
 	if (!(READ_ONCE(dst->attr.qp_access_flags) & access))
 		return STAG_RESP_NAK_ACCESS;
-	if (stag_sgl_build_one(dst->rq.remote, &sdev->tpt, dst->ibqp.pd, rkey, addr, len, access))
+	if (stag_sgl_build_one(dst->rq.remote, &sdev->tpt, &who, rkey, addr, len, access))
 		return STAG_RESP_NAK_ACCESS;
 	return STAG_RESP_ACK;
 }

@@ -42,14 +42,14 @@ void stag_sgl_release(struct stag_sgl *sgl)
  * stag_sgl_build() - pass every entry of a scatter list through the gate
  * @sgl: filled on success; empty on failure
  * @tpt: the table the keys belong to
- * @pd: the PD of the QP making the access
+ * @who: the QP making the access
  * @sge: the entries, from a WQE's kernel copy
  * @num: their number, at most STAG_MAX_SGE
  * @access: the rights every entry needs
  *
  * Return: 0, or the gate's errno for the first entry that fails.
  */
-int stag_sgl_build(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct ib_pd *pd,
+int stag_sgl_build(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct stag_gate_who *who,
 		   const struct stag_sge *sge, u32 num, int access)
 {
 	u32 i;
@@ -63,7 +63,7 @@ int stag_sgl_build(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct ib_p
 
 		if (!sge[i].length)
 			continue;
-		ret = stag_gate_enter(tpt, sge[i].lkey, pd, access, sge[i].addr,
+		ret = stag_gate_enter(tpt, sge[i].lkey, who, access, sge[i].addr,
 				      sge[i].length, &ent->ref);
 		if (ret) {
 			stag_sgl_release(sgl);
@@ -77,14 +77,14 @@ int stag_sgl_build(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct ib_p
 }
 
 /* A one-entry list: the target of an RDMA or atomic operation. */
-int stag_sgl_build_one(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct ib_pd *pd,
+int stag_sgl_build_one(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct stag_gate_who *who,
 		       u32 key, u64 addr, u64 len, int access)
 {
 	struct stag_sge sge = { .addr = addr, .length = len, .lkey = key };
 
 	if (len > U32_MAX)
 		return -ERANGE;
-	return stag_sgl_build(sgl, tpt, pd, &sge, 1, access);
+	return stag_sgl_build(sgl, tpt, who, &sge, 1, access);
 }
 
 /*

@@ -24,10 +24,10 @@ struct stag_sgl {
 };
 
 int __must_check stag_sgl_build(struct stag_sgl *sgl, struct stag_tpt *tpt,
-				const struct ib_pd *pd, const struct stag_sge *sge, u32 num,
-				int access);
+				const struct stag_gate_who *who, const struct stag_sge *sge,
+				u32 num, int access);
 int __must_check stag_sgl_build_one(struct stag_sgl *sgl, struct stag_tpt *tpt,
-				    const struct ib_pd *pd, u32 key, u64 addr, u64 len,
+				    const struct stag_gate_who *who, u32 key, u64 addr, u64 len,
 				    int access);
 void stag_sgl_init_kbuf(struct stag_sgl *sgl, const void *buf, u64 len);
 void stag_sgl_release(struct stag_sgl *sgl);

@@ -127,9 +127,31 @@ struct stag_tpt_entry *stag_tpt_lookup(struct stag_tpt *tpt, u32 key)
 EXPORT_SYMBOL_IF_KUNIT(stag_tpt_lookup);
 
 /**
+ * stag_tpt_lookup_index() - find the entry at an index, whatever its key byte
+ * @tpt: the table
+ * @index: the 24-bit index
+ *
+ * For the owner of an entry naming it (binding a window); the data path
+ * always uses stag_tpt_lookup(). Same reference rule.
+ *
+ * Return: the entry with a reference, or NULL.
+ */
+struct stag_tpt_entry *stag_tpt_lookup_index(struct stag_tpt *tpt, u32 index)
+{
+	struct stag_tpt_entry *e;
+
+	rcu_read_lock();
+	e = xa_load(&tpt->xa, index);
+	if (e && !refcount_inc_not_zero(&e->ref))
+		e = NULL;
+	rcu_read_unlock();
+	return e;
+}
+
+/**
  * stag_tpt_invalidate() - make an entry INVALID and wait out its accesses
- * @e: the entry, with a reference the caller holds (from stag_tpt_lookup(),
- *	or taken on an entry it owns)
+ * @e: the entry, with exactly one reference the caller holds (from
+ *	stag_tpt_lookup(), or taken on an entry it owns)
  *
  * Afterwards no access through @e is in flight, so its owner may change
  * or release the memory behind it. Accesses take their references only

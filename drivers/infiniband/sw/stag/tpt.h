@@ -61,6 +61,7 @@ struct stag_tpt_entry {
 	u64 length;
 	struct stag_pages *pages;	/* NULL: iova is a kernel address (DMA MR) */
 	u64 pages_offset;	/* where iova falls in pages */
+	u32 qpn;		/* a type 2 window: the only QP it may be used through */
 	void *owner;		/* the stag_mr or stag_mw */
 	atomic_t draining;	/* invalidations waiting for accesses to end */
 	struct completion idle;	/* the last reference is gone */
@@ -80,6 +81,7 @@ void stag_tpt_uninit(struct stag_tpt *tpt);
 int __must_check stag_tpt_add(struct stag_tpt *tpt, struct stag_tpt_entry *e);
 void stag_tpt_remove(struct stag_tpt *tpt, struct stag_tpt_entry *e);
 struct stag_tpt_entry *stag_tpt_lookup(struct stag_tpt *tpt, u32 key);
+struct stag_tpt_entry *stag_tpt_lookup_index(struct stag_tpt *tpt, u32 index);
 void stag_tpt_entry_init(struct stag_tpt_entry *e, enum stag_tpt_type type, void *owner);
 
 void stag_tpt_invalidate(struct stag_tpt_entry *e);

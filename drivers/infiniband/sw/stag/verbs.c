@@ -13,6 +13,7 @@
 #include "cq.h"
 #include "dev.h"
 #include "mr.h"
+#include "mw.h"
 #include "pd.h"
 #include "port.h"
 #include "qp.h"
@@ -87,6 +88,7 @@ const struct ib_device_ops stag_verbs_ops = {
 
 	.add_gid = stag_route_add_gid,
 	.alloc_mr = stag_mr_alloc,
+	.alloc_mw = stag_mw_alloc,
 	.alloc_pd = stag_pd_alloc,
 	.alloc_ucontext = stag_alloc_ucontext,
 	.create_ah = stag_ah_create,
@@ -95,6 +97,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.create_srq = stag_srq_create,
 	.create_user_ah = stag_ah_create,
 	.dealloc_driver = stag_dev_dealloc,
+	.dealloc_mw = stag_mw_dealloc,
 	.dealloc_pd = stag_pd_dealloc,
 	.dealloc_ucontext = stag_dealloc_ucontext,
 	.del_gid = stag_route_del_gid,
@@ -128,6 +131,7 @@ const struct ib_device_ops stag_verbs_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, stag_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, stag_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, stag_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, stag_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, stag_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, stag_srq, ibsrq),

@@ -45,6 +45,7 @@ static bool opcode_allowed(enum ib_qp_type type, u8 opcode)
 	case IB_WR_SEND_WITH_INV:
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_BIND_MW:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
