@@ -22,6 +22,10 @@ ibv_qp_to_qp_ex tests VERBS_QP_EX at verbs_qp.comp_mask, which moved
 between rdma-core 44 and 56 (the provider finds it at run time; the check
 is that it lies within the room the provider leaves).
 
+ibv_cmd_alloc_mw passes its core sizes to _execute_cmd_write, and rxe's
+alloc_mw passes the sizes of its command and response (no udata) and
+callocs a bare struct ibv_mw.
+
 The header's offsets (compiled with the same compiler) must equal them.
 Prints one line per check and "abi-check: N passed, N failed".
 """
@@ -168,6 +172,26 @@ def qp_ex_mask_offset(insns):
     return None
 
 
+def call_consts(insns, callee):
+    """{register or 'push': constant} loaded before the first call to callee.
+
+    The last constant moved into each 32-bit register, and the last
+    constant pushed (the first stack argument), before the call; insns
+    must come with relocations (disasm(..., relocs=True)).
+    """
+    out = {}
+    for ins in insns:
+        m = re.match(r'mov\s+\$(0x[0-9a-f]+),%(\w+)$', ins)
+        if m:
+            out[m.group(2)] = int(m.group(1), 16)
+        m = re.match(r'push\s+\$(0x[0-9a-f]+)$', ins)
+        if m:
+            out['push'] = int(m.group(1), 16)
+        if re.search(r'R_X86_64_PLT32\s+\S*%s-' % callee, ins):
+            return out
+    return {}
+
+
 def extract(archive, member, outdir):
     subprocess.run(['ar', 'x', '--output', outdir, archive, member], check=True)
     return os.path.join(outdir, member)
@@ -282,6 +306,30 @@ def main():
         check('verbs_qp.comp_mask within VERBS_QP_ROOM', fits,
               'libibverbs tests it at %s, header has %#x, room %#x' %
               (off and hex(off), ours['comp_mask'], ours['room']))
+
+        # Memory windows: ibv_cmd_alloc_mw(pd, type, mw, cmd, cmd_size, resp,
+        # resp_size) hands _execute_cmd_write the core request size in %ecx
+        # and the core response size as its first stack argument; rxe's
+        # alloc_mw passes cmd_size in %r8d and resp_size on the stack,
+        # after a calloc of its ibv_mw.
+        ours = header_values(header, {
+            'req': 'sizeof(struct ibv_alloc_mw)',
+            'resp': 'sizeof(struct ib_uverbs_alloc_mw_resp)',
+            'mw': 'sizeof(struct ibv_mw)'}, tmp)
+        want = (ours['req'], ours['resp'])
+        got = call_consts(disasm(cmd, 'ibv_cmd_alloc_mw', relocs=True), '_execute_cmd_write')
+        theirs = (got.get('ecx'), got.get('push'))
+        check('ibv_cmd_alloc_mw core sizes', theirs == want,
+              'header ibv_alloc_mw/ib_uverbs_alloc_mw_resp %s, libibverbs %s' % (want, theirs))
+        rxe = extract(libfile('librxe-rdmav34.a'), 'rxe.c.o', tmp)
+        insns = disasm(rxe, 'rxe_alloc_mw', relocs=True)
+        got = call_consts(insns, 'ibv_cmd_alloc_mw')
+        theirs = (got.get('r8d'), got.get('push'))
+        check('rxe_alloc_mw command sizes', theirs == want,
+              'header %s, rxe passes %s' % (want, theirs))
+        size = calloc_size(insns)
+        check('ibv_mw size', size == ours['mw'],
+              'header %#x, rxe_alloc_mw callocs %s' % (ours['mw'], size and hex(size)))
 
     print('abi-check: %d passed, %d failed' % (passed, failed))
     return 1 if failed else 0

@@ -24,6 +24,11 @@
  *    0x2a0, core_support at 0x2c0) and siw's calloc size, both versions.
  *  - The ibv_cmd_* signatures and command sizes: the call sites in siw.c.o
  *    (44.0 and 56.1), which pass the same sizes as the structs below.
+ *  - ibv_cmd_alloc_mw and ibv_cmd_dealloc_mw: driver.h and cmd.c, then
+ *    the disassembly of both in libibverbs.a (44.0: the core sizes handed
+ *    to _execute_cmd_write, the stores into the ibv_mw) and of
+ *    rxe_alloc_mw in librxe-rdmav34.a (its sizes); "make abi-check"
+ *    repeats it.
  *  - verbs_mr: the stores ibv_cmd_reg_mr makes into it in libibverbs.a
  *    (mr_type at 0x30, access at 0x34) and the calloc size of siw's and
  *    rxe's region (0x38, a verbs_mr and nothing else); "make abi-check"
@@ -287,6 +292,10 @@ static_assert(VERBS_OP_SLOT(create_srq) == 22, "verbs_context_ops.create_srq");
 static_assert(VERBS_OP_SLOT(poll_cq) == 53, "verbs_context_ops.poll_cq");
 static_assert(VERBS_OP_SLOT(post_send) == 55, "verbs_context_ops.post_send");
 static_assert(VERBS_OP_SLOT(req_notify_cq) == 69, "verbs_context_ops.req_notify_cq");
+/* And its memory window verbs. */
+static_assert(VERBS_OP_SLOT(alloc_mw) == 2, "verbs_context_ops.alloc_mw");
+static_assert(VERBS_OP_SLOT(bind_mw) == 10, "verbs_context_ops.bind_mw");
+static_assert(VERBS_OP_SLOT(dealloc_mw) == 25, "verbs_context_ops.dealloc_mw");
 static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops size");
 static_assert(offsetof(struct verbs_device_ops, match_table) == 16, "verbs_device_ops.match_table");
 static_assert(offsetof(struct verbs_device_ops, alloc_context) == 40,
@@ -443,6 +452,11 @@ struct ibv_rereg_mr {
 	struct ib_uverbs_rereg_mr core_payload;
 };
 
+struct ibv_alloc_mw {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_mw core_payload;
+};
+
 /* Extended write commands carry a second header (kern-abi.h's DECLARE_CMD_EX). */
 struct ex_hdr {
 	struct ib_uverbs_cmd_hdr hdr;
@@ -512,6 +526,18 @@ static_assert(sizeof(struct ibv_rereg_mr) == 0x38, "ibv_rereg_mr size");
 static_assert(sizeof(struct ib_uverbs_reg_mr_resp) == 12, "ib_uverbs_reg_mr_resp size");
 static_assert(sizeof(struct ib_uverbs_rereg_mr_resp) == 8, "ib_uverbs_rereg_mr_resp size");
 /*
+ * The core sizes ibv_cmd_alloc_mw hands _execute_cmd_write (44.0), and
+ * what rxe's alloc_mw passes it as cmd_size and resp_size (44.0): no udata
+ * either way. ibv_cmd_alloc_mw fills the ibv_mw (rxe callocs 0x20 for it)
+ * at these offsets.
+ */
+static_assert(sizeof(struct ibv_alloc_mw) == 0x18, "ibv_alloc_mw size");
+static_assert(sizeof(struct ib_uverbs_alloc_mw_resp) == 8, "ib_uverbs_alloc_mw_resp size");
+static_assert(sizeof(struct ibv_mw) == 0x20, "ibv_mw size");
+static_assert(offsetof(struct ibv_mw, rkey) == 0x10, "ibv_mw.rkey");
+static_assert(offsetof(struct ibv_mw, handle) == 0x14, "ibv_mw.handle");
+static_assert(offsetof(struct ibv_mw, type) == 0x18, "ibv_mw.type");
+/*
  * The sizes ibv_cmd_create_{cq,cq_ex,qp_ex2,srq} (44.0 and 56.1) take as
  * their core request and response: what follows is the driver's udata.
  */
@@ -568,6 +594,16 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr, size_t le
 		     uint64_t hca_va, int access, struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/*
+ * Memory windows. On success ibv_cmd_alloc_mw fills the ibv_mw's context,
+ * pd, rkey, handle and type; cmd_size and resp_size are the core sizes,
+ * as stag has no driver data for a window.
+ */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type, struct ibv_mw *mw,
+		     struct ibv_alloc_mw *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 
 /*
  * Completion queues. ibv_cmd_create_cq fills handle, cqe and context;

@@ -8,6 +8,7 @@
 
 #include "ah.h"
 #include "cq.h"
+#include "mw.h"
 #include "qp.h"
 #include "srq.h"
 #include "stag.h"
@@ -20,13 +21,16 @@
 static void stag_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops stag_context_ops = {
+	.alloc_mw = stag_alloc_mw,
 	.alloc_pd = stag_alloc_pd,
+	.bind_mw = stag_bind_mw,
 	.create_ah = stag_create_ah,
 	.create_cq = stag_create_cq,
 	.create_cq_ex = stag_create_cq_ex,
 	.create_qp = stag_create_qp,
 	.create_qp_ex = stag_create_qp_ex,
 	.create_srq = stag_create_srq,
+	.dealloc_mw = stag_dealloc_mw,
 	.dealloc_pd = stag_dealloc_pd,
 	.dereg_mr = stag_dereg_mr,
 	.destroy_ah = stag_destroy_ah,

@@ -20,6 +20,7 @@
 
 #include "../ah.h"
 #include "../cq.h"
+#include "../mw.h"
 #include "../qp.h"
 #include "../srq.h"
 #include "../stagdv.h"
@@ -180,6 +181,35 @@ int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah, struct ibv_ah_attr *
 		abort();
 	ah->context = pd->context;
 	drv->ah_num = AH_NUM;
+	return 0;
+}
+
+/* What the kernel answers the next alloc_mw: 0 and this rkey, or an errno. */
+static int alloc_mw_ret;
+#define MW_RKEY		0x123456ff	/* the key byte wraps on the first bind */
+#define MW_HANDLE	12
+
+/* Fills the ibv_mw as libibverbs does; stag sends no udata either way. */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type, struct ibv_mw *mw,
+		     struct ibv_alloc_mw *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size)
+{
+	if (cmd_size != sizeof(*cmd) || resp_size != sizeof(*resp))
+		abort();
+	if (alloc_mw_ret)
+		return alloc_mw_ret;
+	resp->rkey = MW_RKEY;
+	resp->mw_handle = MW_HANDLE;
+	mw->context = pd->context;
+	mw->pd = pd;
+	mw->rkey = resp->rkey;
+	mw->handle = resp->mw_handle;
+	mw->type = type;
+	return 0;
+}
+
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw)
+{
 	return 0;
 }
 
@@ -780,6 +810,205 @@ static void doorbell_leaves_the_ring_alone(void)
 	qp_free(qp);
 }
 
+static void mw_alloc_as_the_kernel_answers(void)
+{
+	struct ibv_mw *mw;
+
+	mw = stag_alloc_mw(&pd, IBV_MW_TYPE_2);
+	check(mw && mw->rkey == MW_RKEY && mw->handle == MW_HANDLE &&
+	      mw->type == IBV_MW_TYPE_2 && mw->pd == &pd, "alloc_mw type 2");
+	if (mw)
+		check(!stag_dealloc_mw(mw), "dealloc_mw");
+
+	alloc_mw_ret = EINVAL;
+	errno = 0;
+	mw = stag_alloc_mw(&pd, 3);
+	check(!mw && errno == EINVAL, "alloc_mw the kernel refuses: errno %d", errno);
+	alloc_mw_ret = 0;
+}
+
+static struct ibv_mw_bind mw_bind_of(struct ibv_mr *mr, uint64_t addr, uint64_t length,
+				     unsigned int access)
+{
+	return (struct ibv_mw_bind){
+		.wr_id = 0x77,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr, .addr = addr, .length = length,
+			       .mw_access_flags = access },
+	};
+}
+
+/* The kernel checks the bind; the provider writes it as asked. */
+static void bind_mw_posts_a_bind_wqe(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_mw *mw = stag_alloc_mw(&pd, IBV_MW_TYPE_1);
+	struct ibv_mr mr = { .lkey = 0xabcd01, .rkey = 0xabcd01 };
+	struct ibv_mw_bind bind = mw_bind_of(&mr, 0x10000, 0x2000, IBV_ACCESS_REMOTE_WRITE |
+					    IBV_ACCESS_REMOTE_READ);
+	struct stag_send_wqe *wqe = ring_slot(&qp->sq, 0);
+	int ret, db_send, db_recv;
+
+	doorbells(&db_send, &db_recv);
+	ret = stag_bind_mw(&qp->vqp.qp, mw, &bind);
+	doorbells(&db_send, &db_recv);
+	check(!ret && ring_ctl(&qp->sq)->prod == 1 && db_send == 1,
+	      "bind_mw: ret %d, prod %u, %d doorbells", ret, ring_ctl(&qp->sq)->prod, db_send);
+	check(wqe->wr_id == 0x77 && wqe->opcode == IB_UVERBS_WR_BIND_MW &&
+	      wqe->send_flags == IBV_SEND_SIGNALED && wqe->num_sge == 0 &&
+	      wqe->inline_len == 0 && wqe->ex == 0, "bind WQE header");
+	check(wqe->wr.bind.addr == 0x10000 && wqe->wr.bind.length == 0x2000 &&
+	      wqe->wr.bind.mw_rkey == MW_RKEY && wqe->wr.bind.new_rkey == 0x12345600 &&
+	      wqe->wr.bind.mr_lkey == 0xabcd01 &&
+	      wqe->wr.bind.access == (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ),
+	      "bind WQE: addr %#llx length %#llx mw_rkey %#x new_rkey %#x mr_lkey %#x access %#x",
+	      (unsigned long long)wqe->wr.bind.addr, (unsigned long long)wqe->wr.bind.length,
+	      wqe->wr.bind.mw_rkey, wqe->wr.bind.new_rkey, wqe->wr.bind.mr_lkey,
+	      wqe->wr.bind.access);
+	check(mw->rkey == 0x12345600, "the window's rkey after the bind: %#x", mw->rkey);
+
+	/* A second bind starts from the rkey the first one gave. */
+	ret = stag_bind_mw(&qp->vqp.qp, mw, &bind);
+	wqe = ring_slot(&qp->sq, 1);
+	check(!ret && wqe->wr.bind.mw_rkey == 0x12345600 && wqe->wr.bind.new_rkey == 0x12345601 &&
+	      mw->rkey == 0x12345601, "second bind: mw_rkey %#x new_rkey %#x, rkey %#x",
+	      wqe->wr.bind.mw_rkey, wqe->wr.bind.new_rkey, mw->rkey);
+	check(!stag_dealloc_mw(mw), "dealloc_mw");
+	qp_free(qp);
+}
+
+/* A zero-length bind with no region unbinds a type 1 window: lkey 0. */
+static void bind_mw_without_a_region(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_mw *mw = stag_alloc_mw(&pd, IBV_MW_TYPE_1);
+	struct ibv_mw_bind bind = mw_bind_of(NULL, 0, 0, 0);
+	struct stag_send_wqe *wqe = ring_slot(&qp->sq, 0);
+	int ret;
+
+	memset(wqe, 0xee, SQ_SLOT_SIZE);
+	ret = stag_bind_mw(&qp->vqp.qp, mw, &bind);
+	check(!ret && wqe->opcode == IB_UVERBS_WR_BIND_MW && wqe->wr.bind.addr == 0 &&
+	      wqe->wr.bind.length == 0 && wqe->wr.bind.mr_lkey == 0 && wqe->wr.bind.access == 0 &&
+	      wqe->ex == 0 && wqe->num_sge == 0 && wqe->inline_len == 0 && wqe->reserved0 == 0,
+	      "unbind WQE: ret %d mr_lkey %#x length %llu", ret, wqe->wr.bind.mr_lkey,
+	      (unsigned long long)wqe->wr.bind.length);
+	check(!stag_dealloc_mw(mw), "dealloc_mw");
+	qp_free(qp);
+}
+
+static void bind_mw_refused(struct stag_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind,
+			    const char *what)
+{
+	uint32_t rkey = mw->rkey;
+	int ret, db_send, db_recv;
+
+	doorbells(&db_send, &db_recv);
+	errno = 0;
+	ret = stag_bind_mw(&qp->vqp.qp, mw, bind);
+	doorbells(&db_send, &db_recv);
+	check(ret == EINVAL && errno == EINVAL, "%s: ret %d, errno %d", what, ret, errno);
+	check(mw->rkey == rkey && ring_ctl(&qp->sq)->prod == 0 && db_send == 0,
+	      "%s: rkey %#x, prod %u, %d doorbells", what, mw->rkey, ring_ctl(&qp->sq)->prod,
+	      db_send);
+}
+
+static void bind_mw_refuses_before_posting(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_mw *mw1 = stag_alloc_mw(&pd, IBV_MW_TYPE_1);
+	struct ibv_mw *mw2 = stag_alloc_mw(&pd, IBV_MW_TYPE_2);
+	struct ibv_mr mr = { .lkey = 0x42 };
+	struct ibv_mw_bind bind = mw_bind_of(&mr, 0x1000, 0x1000, IBV_ACCESS_REMOTE_READ);
+	enum ibv_qp_state st;
+
+	bind_mw_refused(qp, mw2, &bind, "ibv_bind_mw of a type 2 window");
+	bind.bind_info.mw_access_flags |= IBV_ACCESS_ZERO_BASED;
+	bind_mw_refused(qp, mw1, &bind, "zero-based type 1 window");
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	for (st = IBV_QPS_RESET; st <= IBV_QPS_RTR; st++) {
+		qp->vqp.qp.state = st;
+		bind_mw_refused(qp, mw1, &bind, "QP before RTS");
+	}
+	check(!stag_dealloc_mw(mw1) && !stag_dealloc_mw(mw2), "dealloc_mw");
+	qp_free(qp);
+}
+
+/* Type 2: the rkey is the application's; the provider keeps mw->rkey as it is. */
+static void post_send_bind_mw_type_2(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_mw *mw = stag_alloc_mw(&pd, IBV_MW_TYPE_2);
+	struct ibv_mr mr = { .lkey = 0x5501 };
+	struct ibv_send_wr wr = {
+		.wr_id = 9, .opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_FENCE,
+		.bind_mw = { .mw = mw, .rkey = 0x12345642,
+			     .bind_info = { .mr = &mr, .addr = 0x7000, .length = 1,
+					    .mw_access_flags = IBV_ACCESS_ZERO_BASED |
+							       IBV_ACCESS_REMOTE_ATOMIC } },
+	}, *bad;
+	struct stag_send_wqe *wqe = ring_slot(&qp->sq, 0);
+	int ret;
+
+	ret = post_send(qp, &wr, &bad);
+	check(!ret && wqe->wr_id == 9 && wqe->opcode == IB_UVERBS_WR_BIND_MW &&
+	      wqe->send_flags == IBV_SEND_FENCE && wqe->num_sge == 0, "type 2 bind WQE: ret %d",
+	      ret);
+	check(wqe->wr.bind.mw_rkey == MW_RKEY && wqe->wr.bind.new_rkey == 0x12345642 &&
+	      wqe->wr.bind.mr_lkey == 0x5501 && wqe->wr.bind.addr == 0x7000 &&
+	      wqe->wr.bind.length == 1 &&
+	      wqe->wr.bind.access == (IBV_ACCESS_ZERO_BASED | IBV_ACCESS_REMOTE_ATOMIC),
+	      "type 2 bind fields: mw_rkey %#x new_rkey %#x", wqe->wr.bind.mw_rkey,
+	      wqe->wr.bind.new_rkey);
+	check(mw->rkey == MW_RKEY, "mw->rkey %#x after a type 2 bind", mw->rkey);
+
+	wr.bind_mw.mw = NULL;
+	ret = post_send(qp, &wr, &bad);
+	check(ret == EINVAL && bad == &wr && ring_ctl(&qp->sq)->prod == 1,
+	      "BIND_MW without a window: ret %d", ret);
+	check(!stag_dealloc_mw(mw), "dealloc_mw");
+	qp_free(qp);
+}
+
+static void wr_bind_mw_fills_the_slot(void)
+{
+	struct stag_qp *qp = qp_new(IBV_QPT_RC, NULL, IBV_QP_EX_WITH_BIND_MW |
+				    IBV_QP_EX_WITH_RDMA_WRITE);
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(&qp->vqp.qp);
+	struct ibv_mw *mw = stag_alloc_mw(&pd, IBV_MW_TYPE_2);
+	struct ibv_mr mr = { .lkey = 0x6601 };
+	struct ibv_mw_bind_info info = { .mr = &mr, .addr = 0x9000, .length = 0x100,
+					 .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	struct stag_send_wqe *wqe;
+	int ret;
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = 5;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(qpx, mw, ibv_inc_rkey(mw->rkey), &info);
+	qpx->wr_id = 6;
+	ibv_wr_rdma_write(qpx, ibv_inc_rkey(mw->rkey), 0x9000);
+	ibv_wr_set_sge(qpx, 0x6601, 0x9000, 0x10);
+	ret = ibv_wr_complete(qpx);
+	wqe = ring_slot(&qp->sq, 0);
+	check(!ret && ring_ctl(&qp->sq)->prod == 2, "bind and write batch: ret %d", ret);
+	check(wqe->wr_id == 5 && wqe->opcode == IB_UVERBS_WR_BIND_MW &&
+	      wqe->send_flags == IBV_SEND_SIGNALED && wqe->wr.bind.mw_rkey == MW_RKEY &&
+	      wqe->wr.bind.new_rkey == 0x12345600 && wqe->wr.bind.mr_lkey == 0x6601 &&
+	      wqe->wr.bind.addr == 0x9000 && wqe->wr.bind.length == 0x100 &&
+	      wqe->wr.bind.access == IBV_ACCESS_REMOTE_WRITE, "wr_bind_mw slot");
+	wqe = ring_slot(&qp->sq, 1);
+	check(wqe->wr_id == 6 && wqe->wr.rdma.rkey == 0x12345600, "the write after the bind");
+
+	ibv_wr_start(qpx);
+	ibv_wr_bind_mw(qpx, mw, 1, NULL);
+	ret = ibv_wr_complete(qpx);
+	check(ret == EINVAL && ring_ctl(&qp->sq)->prod == 2, "wr_bind_mw without bind_info: %d",
+	      ret);
+	check(!stag_dealloc_mw(mw), "dealloc_mw");
+	qp_free(qp);
+}
+
 int main(void)
 {
 	fd = memfd_create("uverbs", 0);
@@ -808,6 +1037,12 @@ int main(void)
 	cq_poll_takes_what_the_kernel_put();
 	cq_ex_polls_in_order();
 	doorbell_leaves_the_ring_alone();
+	mw_alloc_as_the_kernel_answers();
+	bind_mw_posts_a_bind_wqe();
+	bind_mw_without_a_region();
+	bind_mw_refuses_before_posting();
+	post_send_bind_mw_type_2();
+	wr_bind_mw_fills_the_slot();
 
 	printf("ring_test: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

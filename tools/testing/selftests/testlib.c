@@ -4,6 +4,7 @@
  * verdict is printed, a pin counted or a region's restrack line read
  * cannot drift apart between them. See testlib.h.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -156,13 +157,19 @@ struct ibv_context *open_dev(const char *name)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *c = NULL;
-	int i;
+	bool found = false;
+	int i, err;
 
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
+	for (i = 0; list && list[i]; i++) {
+		if (!strcmp(ibv_get_device_name(list[i]), name)) {
+			found = true;
 			c = ibv_open_device(list[i]);
+		}
+	}
+	err = list && !found ? ENODEV : errno;
 	if (list)
 		ibv_free_device_list(list);
+	errno = err;
 	return c;
 }
 

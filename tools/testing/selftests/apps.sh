@@ -1,0 +1,248 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Real applications on one device, server and client in this guest: the
+# libibverbs pingpongs (RC, UC, UD, SRQ), perftest (send, write, read,
+# atomic; bandwidth and latency; over rdma_cm too), and the librdmacm
+# examples (rping, ucmatose, udaddy). One case each: both sides must exit
+# 0 within a hard timeout, and what they print must say the data arrived.
+#
+# Runs in the guest (tools/testing/vm/run), which has created stag0.
+#
+#   STAG_TEST_DEV	the device (default stag0; rxe0 to check this suite)
+#   STAG_APPS_TIMEOUT	seconds each side of a case may take (default 60)
+. "$(dirname "$0")/lib.sh"
+
+dev=${STAG_TEST_DEV:-stag0}
+limit=${STAG_APPS_TIMEOUT:-60}
+ibport=1
+sysport=/sys/class/infiniband/$dev/ports/$ibport
+tmp=$(mktemp -d /tmp/apps.XXXXXX)
+tcp=18600	# each case listens on its own port: no TIME_WAIT surprises
+
+# gid_v4 ADDR: the IPv4-mapped GID of ADDR as sysfs prints it.
+gid_v4()
+{
+	local IFS=.
+
+	# shellcheck disable=SC2086
+	set -- $1
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+}
+
+# roce_v2_index ADDR: the index of the RoCE v2 GID of ADDR on the port.
+roce_v2_index()
+{
+	local want f i
+
+	want=$(gid_v4 "$1")
+	for f in "$sysport"/gids/*; do
+		i=${f##*/}
+		[ "$(cat "$f" 2>/dev/null)" = "$want" ] || continue
+		[ "$(cat "$sysport/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+netdev=$(rdma link show "$dev/$ibport" 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+# $STAG_IP when it is on the device's netdev, else that netdev's first IPv4 address.
+ip=$(ip -4 -o addr show dev "${netdev:-none}" 2>/dev/null |
+	awk -v want="$STAG_IP" '{ split($4, a, "/"); if (!first) first = a[1]; if (a[1] == want) hit = 1 }
+		END { print hit ? want : first }')
+gid=$(roce_v2_index "$ip")
+if [ -z "$netdev" ] || [ -z "$ip" ] || [ -z "$gid" ]; then
+	_t_report "not ok" "a RoCE v2 GID of an IPv4 address on $dev" \
+		"netdev '$netdev', address '$ip', GID index '$gid'"
+	exit 0
+fi
+echo "# $dev on $netdev, $ip is GID index $gid"
+others=$(cd /sys/class/infiniband && for d in *; do
+	[ "$d" != "$dev" ] && grep -qx "$netdev" "$d"/ports/*/gid_attrs/ndevs/* 2>/dev/null &&
+		printf '%s ' "$d"
+done)
+[ -n "$others" ] &&
+	echo "# ${others}share $netdev: rdma_cm may pick either device for $ip"
+
+# ---- readiness of a server ----
+
+tcp_listening()
+{
+	[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
+}
+
+# An rdma_cm listener on the port (rping, ucmatose, udaddy, perftest -R).
+cm_listening()
+{
+	rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1 "
+}
+
+# ---- one case ----
+
+# pair NAME READY CHECK SERVER... -- CLIENT...
+#
+# Starts SERVER in the background, waits until READY (a command) says it
+# listens, runs CLIENT; both under a hard timeout. Passes when both exit 0
+# and CHECK SERVER_OUT CLIENT_OUT (a command; "true" for none) passes and
+# prints nothing. Whatever is still running at the end is killed.
+pair()
+{
+	local name=$1 ready=$2 check=$3 srv=() cli=() spid crc src why tries
+	shift 3
+	while [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	cli=("$@")
+
+	timeout -k 5 "$limit" "${srv[@]}" >"$tmp/srv" 2>&1 &
+	spid=$!
+	tries=$((limit * 10))
+	# shellcheck disable=SC2086
+	until $ready >/dev/null 2>&1; do
+		tries=$((tries - 1))
+		if ! kill -0 "$spid" 2>/dev/null || [ "$tries" -le 0 ]; then
+			kill "$spid" 2>/dev/null
+			wait "$spid"
+			_t_report "not ok" "$name" "the server never listened (status $?): $(cat "$tmp/srv")"
+			return
+		fi
+		sleep 0.1
+	done
+	timeout -k 5 "$limit" "${cli[@]}" >"$tmp/cli" 2>&1
+	crc=$?
+	# A server whose client failed may wait for it forever.
+	[ "$crc" -ne 0 ] && kill "$spid" 2>/dev/null
+	wait "$spid"
+	src=$?
+	if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
+		why="client status $crc, server status $src (124: timed out after $limit s)"
+	else
+		why=$($check "$tmp/srv" "$tmp/cli" 2>&1)
+	fi
+	if [ -z "$why" ]; then
+		_t_report ok "$name" ""
+	else
+		_t_report "not ok" "$name" "$why
+--- client: ${cli[*]}
+$(tail -8 "$tmp/cli")
+--- server: ${srv[*]}
+$(tail -8 "$tmp/srv")"
+	fi
+}
+
+# ---- what each program must print ----
+
+# The pingpongs print "N iters in S seconds" when every exchange completed,
+# and "invalid data" when -c finds a buffer that is not what was sent.
+pingpong_ok()
+{
+	local f
+
+	for f in "$1" "$2"; do
+		grep -q "^$iters iters in " "$f" || echo "no '$iters iters in' line in ${f##*/}"
+		grep -q "invalid data" "$f" && echo "${f##*/} found invalid data"
+	done
+	return 0
+}
+
+# perftest prints one result line: the message size, then the iterations.
+perftest_ok()
+{
+	grep -Eq "^[[:space:]]*[0-9]+[[:space:]]+${iters}[[:space:]]" "$2" ||
+		echo "the client printed no result line for $iters iterations"
+	grep -Eiq "error|failed|couldn't" "$2" && echo "the client reported an error"
+	grep -Eiq "error|failed|couldn't" "$1" && echo "the server reported an error"
+	return 0
+}
+
+# rping -v prints each ping it sent ("ping data: " on the client) and
+# received ("server ping data: "): "rdma-ping-N: " and then the letters
+# 'A'..'z' from 'A' + N, wrapping, up to 63 characters (a 64-byte buffer
+# ending in a NUL).
+rping_expected()
+{
+	local alpha n s
+
+	alpha=$(printf '%b' "$(printf '\\%03o' $(seq 65 122))")
+	alpha=$alpha$alpha$alpha
+	for n in $(seq 0 $((rping_count - 1))); do
+		s="rdma-ping-$n: "
+		s=$s${alpha:$((n % 58)):$((63 - ${#s}))}
+		printf '%s%s\n' "$1" "$s"
+	done
+}
+
+# rping_lines PREFIX FILE WHO: FILE's PREFIX lines must be what was sent.
+rping_lines()
+{
+	rping_expected "$1" >"$tmp/want"
+	grep "^$1" "$2" >"$tmp/got"
+	cmp -s "$tmp/want" "$tmp/got" ||
+		echo "$3 ping data differ from what was sent:
+$(diff "$tmp/want" "$tmp/got" | head -6)"
+}
+
+rping_ok()
+{
+	rping_lines "ping data: " "$2" client
+	rping_lines "server ping data: " "$1" server
+	return 0
+}
+
+# ucmatose and udaddy end with "test complete" on both sides.
+cmatose_ok()
+{
+	grep -q "test complete" "$1" || echo "the server did not complete"
+	grep -q "test complete" "$2" || echo "the client did not complete"
+	return 0
+}
+
+# ---- the cases ----
+
+# Small counts: under TCG every exchange costs.
+iters=50
+for t in rc uc ud srq; do
+	case $t in
+	rc|uc)	more=(-c -s 4096) ;;
+	ud)	more=(-c -s 512) ;;	# a UD message must fit the path MTU
+	srq)	more=(-c -q 4 -s 4096) ;;
+	esac
+	opts=(-d "$dev" -g "$gid" -n "$iters" "${more[@]}" -p $((++tcp)))
+	pair "ibv_${t}_pingpong ${more[*]} -n $iters" "tcp_listening $tcp" pingpong_ok \
+		"ibv_${t}_pingpong" "${opts[@]}" -- "ibv_${t}_pingpong" "${opts[@]}" "$ip"
+done
+pair "ibv_rc_pingpong -e (sleeping on CQ events)" "tcp_listening $((++tcp))" pingpong_ok \
+	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -e -c -- \
+	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -e -c "$ip"
+pair "ibv_rc_pingpong -N (the ibv_wr_* send API)" "tcp_listening $((++tcp))" pingpong_ok \
+	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -N -c -- \
+	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -N -c "$ip"
+
+iters=100
+for t in send_bw write_bw read_bw atomic_bw send_lat write_lat read_lat atomic_lat; do
+	opts=(-d "$dev" -x "$gid" -n "$iters" -F -p $((++tcp)))
+	pair "ib_$t -n $iters" "tcp_listening $tcp" perftest_ok \
+		"ib_$t" "${opts[@]}" -- "ib_$t" "${opts[@]}" "$ip"
+done
+opts=(-d "$dev" -x "$gid" -n "$iters" -F -A CMP_AND_SWAP -p $((++tcp)))
+pair "ib_atomic_bw -A CMP_AND_SWAP -n $iters" "tcp_listening $tcp" perftest_ok \
+	ib_atomic_bw "${opts[@]}" -- ib_atomic_bw "${opts[@]}" "$ip"
+for t in send_bw write_bw read_bw send_lat; do
+	opts=(-d "$dev" -x "$gid" -n "$iters" -F -R -p $((++tcp)))
+	pair "ib_$t -R (rdma_cm) -n $iters" "cm_listening $tcp" perftest_ok \
+		"ib_$t" "${opts[@]}" -- "ib_$t" "${opts[@]}" "$ip"
+done
+
+rping_count=10
+pair "rping -C $rping_count -v -V: the data sent arrives" "cm_listening $((++tcp))" rping_ok \
+	rping -s -a "$ip" -p $tcp -C $rping_count -v -V -- \
+	rping -c -a "$ip" -p $tcp -C $rping_count -v -V
+pair "ucmatose (RC over rdma_cm, 2 connections)" "cm_listening 7471" cmatose_ok \
+	ucmatose -b "$ip" -c 2 -C 10 -- ucmatose -s "$ip" -c 2 -C 10
+pair "udaddy (UD over rdma_cm, 2 paths)" "cm_listening 7174" cmatose_ok \
+	udaddy -b "$ip" -c 2 -C 10 -- udaddy -s "$ip" -c 2 -C 10
+
+rm -rf "$tmp"

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * qp_test's hostile process: it writes send queue slots itself (struct
+ * stag_send_wqe, through stagdv_qp_rings() and stagdv_qp_doorbell())
+ * instead of letting the provider do it, and names the lkey of another
+ * process's region. The kernel must complete each malformed WQE with an
+ * error, never touch the other process's memory, and stay clean (the
+ * harness fails the run on any kernel report).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rdma/ib_user_verbs.h>
+#include <rdma/stag-abi.h>
+
+#include "qp.h"
+#include "stagdv.h"
+
+/* The kernel's IB_WR_REG_MR, which userspace must never be able to post. */
+#define KERNEL_IB_WR_REG_MR	0x20
+
+/* ---- the send ring ---- */
+
+struct raw {
+	struct end *e;
+	struct stagdv_ring sq;
+	struct stag_queue_ctl *ctl;
+	uint32_t prod;
+};
+
+static bool raw_open(struct end *e, struct raw *r)
+{
+	struct stagdv_ring rq;
+	int ret;
+
+	if (!is_stag()) {
+		case_skip("raw WQEs are stag's ring format");
+		return false;
+	}
+	r->e = e;
+	ret = stagdv_qp_rings(e->qp, &r->sq, &rq);
+	if (ret) {
+		t_fail("stagdv_qp_rings: %s", strerror(ret));
+		return false;
+	}
+	if (!r->sq.num_slots || r->sq.num_slots & (r->sq.num_slots - 1) ||
+	    r->sq.slot_size < STAG_SEND_WQE_HDR_SIZE + sizeof(struct stag_sge)) {
+		t_fail("send ring of %u slots of %u bytes", r->sq.num_slots, r->sq.slot_size);
+		return false;
+	}
+	r->ctl = r->sq.ctl;
+	r->prod = __atomic_load_n(&r->ctl->prod, __ATOMIC_ACQUIRE);
+	return true;
+}
+
+/* Fills the next slot with @w and @tail after its header, without publishing it. */
+static void raw_write(struct raw *r, const struct stag_send_wqe *w, const void *tail, size_t len)
+{
+	char *slot = (char *)r->sq.slots + (r->prod & (r->sq.num_slots - 1)) * r->sq.slot_size;
+
+	if (len > r->sq.slot_size - STAG_SEND_WQE_HDR_SIZE)
+		len = r->sq.slot_size - STAG_SEND_WQE_HDR_SIZE;
+	memset(slot, 0, r->sq.slot_size);
+	memcpy(slot, w, sizeof(*w));
+	memcpy(slot + STAG_SEND_WQE_HDR_SIZE, tail, len);
+	r->prod++;
+}
+
+/* Publishes what raw_write() wrote (a release store of prod) and rings the doorbell. */
+static int raw_publish(struct raw *r, uint32_t prod)
+{
+	__atomic_store_n(&r->ctl->prod, prod, __ATOMIC_RELEASE);
+	return stagdv_qp_doorbell(r->e->qp);
+}
+
+static int raw_post(struct raw *r, const struct stag_send_wqe *w, const void *tail, size_t len)
+{
+	raw_write(r, w, tail, len);
+	return raw_publish(r, r->prod);
+}
+
+static struct stag_send_wqe wqe_send(uint64_t wr_id, uint8_t num_sge)
+{
+	return (struct stag_send_wqe){ .wr_id = wr_id, .opcode = IB_UVERBS_WR_SEND,
+				       .num_sge = num_sge, .send_flags = IBV_SEND_SIGNALED };
+}
+
+/* ---- the cases ---- */
+
+/* A well-formed WQE written by hand: proves the ring is used right. */
+static void raw_good(void)
+{
+	struct buf *src = buf_new(100, LW), *dst = buf_new(100, LW);
+	struct stag_send_wqe w = wqe_send(1, 1);
+	struct ibv_sge s, r;
+	struct end *a, *b;
+	struct raw raw;
+	int ret;
+
+	if (!src || !dst || !pair_new(IBV_QPT_RC, &a, &b) || !raw_open(a, &raw))
+		return;
+	fill(src->data, 100, 70);
+	s = sge_of(src, 0, 100);
+	r = sge_of(dst, 0, 100);
+	if (post_recv(b, 10, &r, 1))
+		return;
+	ret = raw_post(&raw, &w, &s, sizeof(s));
+	t_check(!ret, "stagdv_qp_doorbell: %s", strerror(ret));
+	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "a SEND written by hand");
+	expect_wc(b->rcq, 10, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, "receiver");
+	expect_data(dst, 70, "received");
+}
+
+/* @w, with one good SGE after it, must fail with @status and move the QP to ERR. */
+static void raw_bad(struct stag_send_wqe w, enum ibv_wc_status status)
+{
+	struct buf *src = buf_new(4096, LW | RR), *dst = buf_new(4096, LW | RW);
+	struct ibv_sge s, r;
+	struct end *a, *b;
+	struct raw raw;
+
+	if (!src || !dst || !pair_new(IBV_QPT_RC, &a, &b) || !raw_open(a, &raw))
+		return;
+	fill(src->data, 4096, 71);
+	s = sge_of(src, 0, 100);
+	r = sge_of(dst, 0, 4096);
+	if (post_recv(b, 10, &r, 1))
+		return;
+	w.wr.rdma.remote_addr = (uintptr_t)dst->data;
+	w.wr.rdma.rkey = dst->mr->rkey;
+	raw_post(&raw, &w, &s, sizeof(s));
+	expect_wc(a->scq, w.wr_id, status, -1, NULL, "requester");
+	expect_state(a->qp, IBV_QPS_ERR, "requester");
+	expect_none(b->rcq, QUIET_MS, "receiver");
+	expect_blank(dst, "receive buffer");
+}
+
+static void raw_opcode_ff(void)
+{
+	struct stag_send_wqe w = wqe_send(1, 1);
+
+	w.opcode = 0xff;
+	raw_bad(w, IBV_WC_LOC_QP_OP_ERR);
+}
+
+static void raw_opcode_reg_mr(void)
+{
+	struct stag_send_wqe w = wqe_send(1, 1);
+
+	w.opcode = KERNEL_IB_WR_REG_MR;
+	raw_bad(w, IBV_WC_LOC_QP_OP_ERR);
+}
+
+static void raw_num_sge(void)
+{
+	raw_bad(wqe_send(1, 255), IBV_WC_LOC_QP_OP_ERR);
+}
+
+static void raw_inline_len(void)
+{
+	struct stag_send_wqe w = wqe_send(1, 0);
+
+	w.send_flags |= IBV_SEND_INLINE;
+	w.inline_len = 0xffffffff;
+	raw_bad(w, IBV_WC_LOC_QP_OP_ERR);
+}
+
+/* ---- another process's region ---- */
+
+struct other {
+	pid_t pid;
+	int to, from;		/* pipes to and from it */
+	uint64_t addr;
+	uint32_t lkey;
+};
+
+#define OTHER_LEN	4096
+
+/*
+ * The other process: registers a region of its own (writable, so that
+ * only the PD stands between it and a foreign QP), reports its address
+ * and lkey, and when asked checks that not one byte of it changed.
+ */
+static void other_main(int in, int out)
+{
+	struct ibv_context *c = open_dev(dev_name);
+	struct ibv_pd *p = c ? ibv_alloc_pd(c) : NULL;
+	char *buf = map(OTHER_LEN, PROT_READ | PROT_WRITE), want[OTHER_LEN];
+	struct ibv_mr *mr = p && buf ? ibv_reg_mr(p, buf, OTHER_LEN, LW | RW | RR) : NULL;
+	uint64_t msg[2] = { 0, 0 };
+	char ok;
+
+	if (mr) {
+		fill(buf, OTHER_LEN, 72);
+		msg[0] = (uintptr_t)buf;
+		msg[1] = mr->lkey;
+	}
+	if (write(out, msg, sizeof(msg)) != sizeof(msg) || !mr || read_byte(in, 60000) < 0)
+		_exit(1);
+	fill(want, OTHER_LEN, 72);
+	ok = memcmp(buf, want, OTHER_LEN) ? 'x' : 'k';
+	if (write(out, &ok, 1) != 1)
+		_exit(1);
+	_exit(0);
+}
+
+static bool other_start(struct other *o)
+{
+	int to[2], from[2];
+	uint64_t msg[2];
+
+	if (pipe(to) || pipe(from)) {
+		t_fail("pipe: %s", strerror(errno));
+		return false;
+	}
+	fflush(stdout);
+	o->pid = fork();
+	if (!o->pid) {
+		close(to[1]);
+		close(from[0]);
+		other_main(to[0], from[1]);
+	}
+	close(to[0]);
+	close(from[1]);
+	o->to = to[1];
+	o->from = from[0];
+	if (o->pid < 0 || read(o->from, msg, sizeof(msg)) != sizeof(msg) || !msg[1]) {
+		t_fail("the other process did not register its region");
+		return false;
+	}
+	o->addr = msg[0];
+	o->lkey = msg[1];
+	return true;
+}
+
+/* Asks the other process whether its region is untouched, and lets it exit. */
+static void other_check(struct other *o)
+{
+	int status, c;
+
+	if (write(o->to, "?", 1) != 1)
+		t_fail("the other process is gone");
+	c = read_byte(o->from, WAIT_MS);
+	t_check(c == 'k', "the other process's region %s",
+		c == 'x' ? "CHANGED" : "was not checked");
+	close(o->to);
+	close(o->from);
+	if (waitpid(o->pid, &status, 0) == o->pid)
+		t_check(WIFEXITED(status) && !WEXITSTATUS(status), "the other process failed");
+}
+
+/* An RDMA READ whose local SGE is the other process's region: must not land there. */
+static void foreign_read(bool raw)
+{
+	struct buf *src = buf_new(OTHER_LEN, LW | RR);
+	struct ibv_send_wr wr;
+	struct stag_send_wqe w = wqe_send(1, 1);
+	struct other o = { .pid = -1 };
+	struct ibv_sge s;
+	struct end *a, *b;
+	struct raw r;
+
+	if (!src || !pair_new(IBV_QPT_RC, &a, &b) || (raw && !raw_open(a, &r)) ||
+	    !other_start(&o))
+		goto out;
+	fill(src->data, OTHER_LEN, 73);
+	s = (struct ibv_sge){ .addr = o.addr, .length = OTHER_LEN, .lkey = o.lkey };
+	if (raw) {
+		w.opcode = IB_UVERBS_WR_RDMA_READ;
+		w.wr.rdma.remote_addr = (uintptr_t)src->data;
+		w.wr.rdma.rkey = src->mr->rkey;
+		raw_post(&r, &w, &s, sizeof(s));
+	} else {
+		wr = wr_rdma(1, IBV_WR_RDMA_READ, &s, 1, src, 0);
+		post(a, &wr);
+	}
+	expect_wc(a->scq, 1, IBV_WC_LOC_PROT_ERR, -1, NULL, "READ into a foreign region");
+	expect_state(a->qp, IBV_QPS_ERR, "requester");
+out:
+	if (o.pid > 0)
+		other_check(&o);
+}
+
+static void raw_foreign_read(void)
+{
+	foreign_read(true);
+}
+
+static void foreign_read_posted(void)
+{
+	foreign_read(false);
+}
+
+/* A SEND gathering from the other process's region: nothing of it may leave. */
+static void foreign_send_posted(void)
+{
+	struct buf *dst = buf_new(OTHER_LEN, LW);
+	struct other o = { .pid = -1 };
+	struct ibv_send_wr wr;
+	struct ibv_sge s, r;
+	struct end *a, *b;
+
+	if (!dst || !pair_new(IBV_QPT_RC, &a, &b) || !other_start(&o))
+		goto out;
+	r = sge_of(dst, 0, OTHER_LEN);
+	s = (struct ibv_sge){ .addr = o.addr, .length = OTHER_LEN, .lkey = o.lkey };
+	wr = wr_send(1, &s, 1);
+	if (post_recv(b, 10, &r, 1) || post(a, &wr))
+		goto out;
+	expect_wc(a->scq, 1, IBV_WC_LOC_PROT_ERR, -1, NULL, "SEND from a foreign region");
+	expect_none(b->rcq, QUIET_MS, "receiver");
+	expect_blank(dst, "receive buffer");
+out:
+	if (o.pid > 0)
+		other_check(&o);
+}
+
+/* A new pair still carries a SEND: the device survived what came before. */
+static void expect_device_works(void)
+{
+	struct buf *src = buf_new(64, LW), *dst = buf_new(64, LW);
+	struct ibv_send_wr wr;
+	struct ibv_sge s, r;
+	struct end *a, *b;
+
+	if (!src || !dst || !pair_new(IBV_QPT_RC, &a, &b))
+		return;
+	fill(src->data, 64, 74);
+	s = sge_of(src, 0, 64);
+	r = sge_of(dst, 0, 64);
+	wr = wr_send(1, &s, 1);
+	if (post_recv(b, 10, &r, 1) || post(a, &wr))
+		return;
+	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "a new pair afterwards");
+	expect_wc(b->rcq, 10, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, "a new pair afterwards");
+	expect_data(dst, 74, "a new pair afterwards");
+}
+
+static void raw_prod_ahead(void)
+{
+	struct end *a, *b;
+	struct raw r;
+	uint32_t cons;
+	bool fatal = false;
+	int i, ret;
+
+	if (!pair_new(IBV_QPT_RC, &a, &b) || !raw_open(a, &r))
+		return;
+	cons = __atomic_load_n(&r.ctl->cons, __ATOMIC_ACQUIRE);
+	ret = raw_publish(&r, cons + 1000000);
+	printf("# stagdv_qp_doorbell with prod = cons + 1000000: %s\n", strerror(ret));
+	for (i = 0; i < WAIT_MS / 100 && !fatal; i++) {
+		struct ibv_qp_init_attr init;
+		struct ibv_qp_attr at;
+
+		fatal = async_event(IBV_EVENT_QP_FATAL, a->qp, 100) ||
+			(!ibv_query_qp(a->qp, &at, IBV_QP_STATE, &init) &&
+			 at.qp_state == IBV_QPS_ERR);
+	}
+	t_check(fatal, "the QP is neither in ERR nor reported IBV_EVENT_QP_FATAL");
+	expect_device_works();
+}
+
+/*
+ * 32 slots of random bytes (a fixed seed) published at once. The responder
+ * has receives and the requester no RNR retries, so that whatever the
+ * junk happens to mean, nothing can wait forever: some WQE fails, the QP
+ * goes to ERR, and everything after it is flushed.
+ */
+static void raw_fuzz(void)
+{
+	struct buf *dst = buf_new(4096, LW);
+	struct stag_send_wqe w;
+	uint8_t junk[512];
+	struct ibv_wc wc[64];
+	struct end *a, *b;
+	struct conn ca, cb;
+	struct ibv_sge r;
+	struct raw raw;
+	unsigned int i, j, seed = 0x5eed, errors = 0;
+	int n;
+
+	a = end_new(IBV_QPT_RC, NULL, true);
+	b = end_new(IBV_QPT_RC, NULL, true);
+	if (!dst || !a || !b)
+		return;
+	ca = conn_default(b);
+	cb = conn_default(a);
+	ca.rnr_retry = 0;
+	ca.retry_cnt = 0;
+	if (!pair_connect(a, &ca, b, &cb) || !raw_open(a, &raw))
+		return;
+	r = sge_of(dst, 0, 4096);
+	for (i = 0; i < 32; i++)
+		if (post_recv(b, 100 + i, &r, 1))
+			return;
+	for (i = 0; i < 32; i++) {
+		for (j = 0; j < sizeof(junk); j++)
+			junk[j] = rand_r(&seed);
+		memcpy(&w, junk, sizeof(w));
+		w.wr_id = 1000 + i;
+		raw_write(&raw, &w, junk + sizeof(w), sizeof(junk) - sizeof(w));
+	}
+	raw_publish(&raw, raw.prod);
+	n = poll_n(a->scq, wc, 64, WAIT_MS);
+	for (i = 0; i < (unsigned int)n; i++)
+		errors += wc[i].status != IBV_WC_SUCCESS;
+	printf("# 32 junk WQEs: %d completions, %u errors, the first %s\n", n, errors,
+	       n ? ibv_wc_status_str(wc[0].status) : "-");
+	t_check(errors, "no junk WQE failed");
+	expect_state(a->qp, IBV_QPS_ERR, "QP fed junk");
+	expect_device_works();
+}
+
+const struct qp_case hostile_cases[] = {
+	{ "raw WQE: a well-formed SEND written into the ring by hand completes", raw_good },
+	{ "raw WQE with opcode 0xff: IBV_WC_LOC_QP_OP_ERR, the QP in ERR", raw_opcode_ff },
+	{ "raw WQE with opcode 0x20 (the kernel's IB_WR_REG_MR): IBV_WC_LOC_QP_OP_ERR",
+	  raw_opcode_reg_mr },
+	{ "raw WQE with num_sge 255: IBV_WC_LOC_QP_OP_ERR", raw_num_sge },
+	{ "raw inline WQE with inline_len 0xffffffff: IBV_WC_LOC_QP_OP_ERR", raw_inline_len },
+	{ "raw RDMA_READ into another process's region by its lkey: IBV_WC_LOC_PROT_ERR, untouched",
+	  raw_foreign_read },
+	{ "RDMA_READ into another process's region by its lkey: IBV_WC_LOC_PROT_ERR, untouched",
+	  foreign_read_posted },
+	{ "SEND from another process's region by its lkey: IBV_WC_LOC_PROT_ERR, nothing sent",
+	  foreign_send_posted },
+	{ "send ring prod 1000000 ahead of cons: the QP goes to ERR, the device still works",
+	  raw_prod_ahead },
+	{ "32 WQEs of random bytes: errors, no hang, the QP in ERR, the device still works",
+	  raw_fuzz },
+	{ NULL }
+};

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * qp_test's cases of the other transports and of shared receive queues:
+ * UC (no acknowledgements, so no remote errors), UD (a GRH before the
+ * data, qkeys, the path MTU as the message limit) and SRQs shared by two
+ * QPs, with their limit event.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "qp.h"
+
+#define GRH_LEN	40
+
+/* ---- UC ---- */
+
+static void uc_send_write(void)
+{
+	struct buf *src = buf_new(1000, LW), *dst = buf_new(500, LW), *wdst = buf_new(500, LW | RW);
+	struct ibv_send_wr wr;
+	struct end *a, *b;
+	struct ibv_sge s, w, r;
+	struct ibv_wc wc;
+
+	if (!src || !dst || !wdst || !pair_new(IBV_QPT_UC, &a, &b))
+		return;
+	fill(src->data, 1000, 31);
+	s = sge_of(src, 0, 500);
+	w = sge_of(src, 500, 500);
+	r = sge_of(dst, 0, 500);
+	if (post_recv(b, 10, &r, 1))
+		return;
+	wr = wr_send(1, &s, 1);
+	if (post(a, &wr))
+		return;
+	wr = wr_rdma(2, IBV_WR_RDMA_WRITE, &w, 1, wdst, 0);
+	if (post(a, &wr))
+		return;
+	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "UC SEND");
+	expect_wc(a->scq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL, "UC WRITE");
+	if (expect_wc(b->rcq, 10, IBV_WC_SUCCESS, IBV_WC_RECV, &wc, "UC receiver"))
+		t_check(wc.byte_len == 500, "byte_len %u, expected 500", wc.byte_len);
+	expect_bytes(dst->data, src->data, 500, "sent");
+	expect_bytes(wdst->data, src->data + 500, 500, "written");
+	expect_guards(dst, "receive buffer");
+	expect_guards(wdst, "written region");
+}
+
+static void uc_write_bad_rkey(void)
+{
+	struct buf *src = buf_new(100, LW), *dst = buf_new(100, LW | RW);
+	struct ibv_send_wr wr;
+	struct end *a, *b;
+	struct ibv_sge s;
+
+	if (!src || !dst || !pair_new(IBV_QPT_UC, &a, &b))
+		return;
+	fill(src->data, 100, 32);
+	fill(dst->data, 100, 33);
+	s = sge_of(src, 0, 100);
+	wr = wr_rdma(1, IBV_WR_RDMA_WRITE, &s, 1, dst, 0);
+	wr.wr.rdma.rkey ^= 0x5a;
+	if (post(a, &wr))
+		return;
+	/* UC has no acknowledgements: the requester cannot know. */
+	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL, "UC WRITE");
+	expect_none(b->rcq, QUIET_MS, "UC responder");
+	expect_data(dst, 33, "target region");
+}
+
+/* ---- UD ---- */
+
+struct ud {
+	struct end *a, *b;	/* sender, receiver */
+	struct ibv_ah *ah;
+};
+
+static bool ud_new(struct ud *u)
+{
+	u->a = end_new(IBV_QPT_UD, NULL, true);
+	u->b = end_new(IBV_QPT_UD, NULL, true);
+	u->ah = ah_new();
+	return u->a && u->b && u->ah && ud_ready(u->a) && ud_ready(u->b);
+}
+
+static int ud_send(struct ud *u, uint64_t wr_id, struct ibv_sge *s, uint32_t qkey)
+{
+	struct ibv_send_wr wr = wr_send(wr_id, s, 1);
+
+	wr.wr.ud.ah = u->ah;
+	wr.wr.ud.remote_qpn = u->b->qp->qp_num;
+	wr.wr.ud.remote_qkey = qkey;
+	return post(u->a, &wr);
+}
+
+static void ud_send_grh(void)
+{
+	struct buf *src = buf_new(512, LW), *dst = buf_new(GRH_LEN + 512, LW);
+	struct ibv_ah_attr ah;
+	struct ibv_sge s, r;
+	struct ibv_wc wc;
+	struct ud u;
+	int ret;
+
+	if (!src || !dst || !ud_new(&u))
+		return;
+	fill(src->data, 512, 34);
+	s = sge_of(src, 0, 512);
+	r = sge_of(dst, 0, GRH_LEN + 512);
+	if (post_recv(u.b, 10, &r, 1) || ud_send(&u, 1, &s, QKEY))
+		return;
+	expect_wc(u.a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "UD sender");
+	if (!expect_wc(u.b->rcq, 10, IBV_WC_SUCCESS, IBV_WC_RECV, &wc, "UD receiver"))
+		return;
+	t_check(wc.byte_len == GRH_LEN + 512, "byte_len %u, expected %d (GRH + data)",
+		wc.byte_len, GRH_LEN + 512);
+	t_check(wc.wc_flags & IBV_WC_GRH, "IBV_WC_GRH not set");
+	t_check(wc.src_qp == u.a->qp->qp_num, "src_qp %#x, expected the sender's %#x", wc.src_qp,
+		u.a->qp->qp_num);
+	t_check(wc.qp_num == u.b->qp->qp_num, "qp_num %#x, expected %#x", wc.qp_num,
+		u.b->qp->qp_num);
+	expect_bytes(dst->data + GRH_LEN, src->data, 512, "data after the GRH");
+	expect_guards(dst, "receive buffer");
+	/* The GRH (for IPv4, the IP header in its last 20 bytes) names the sender. */
+	ret = ibv_init_ah_from_wc(ctx, 1, &wc, (struct ibv_grh *)dst->data, &ah);
+	t_check(!ret, "ibv_init_ah_from_wc: %s", strerror(errno));
+	if (!ret)
+		t_check(!memcmp(&ah.grh.dgid, &gid, sizeof(gid)),
+			"the GRH's source is not the sender's GID");
+}
+
+static void ud_qkey_mismatch(void)
+{
+	struct buf *src = buf_new(256, LW), *dst = buf_new(GRH_LEN + 256, LW);
+	struct ibv_sge s, r;
+	struct ud u;
+
+	if (!src || !dst || !ud_new(&u))
+		return;
+	fill(src->data, 256, 35);
+	s = sge_of(src, 0, 256);
+	r = sge_of(dst, 0, GRH_LEN + 256);
+	if (post_recv(u.b, 10, &r, 1) || ud_send(&u, 1, &s, QKEY ^ 0x2222))
+		return;
+	expect_wc(u.a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "sender of the wrong qkey");
+	expect_none(u.b->rcq, QUIET_MS, "receiver of the wrong qkey");
+	expect_blank(dst, "receive buffer");
+	/* The receive is still there for a datagram with the right qkey. */
+	if (ud_send(&u, 2, &s, QKEY))
+		return;
+	expect_wc(u.a->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "sender of the right qkey");
+	expect_wc(u.b->rcq, 10, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, "receiver of the right qkey");
+	expect_bytes(dst->data + GRH_LEN, src->data, 256, "data after the GRH");
+}
+
+static void ud_too_long(void)
+{
+	size_t mtu = 128u << port_attr.active_mtu;
+	struct buf *src = buf_new(mtu + 1, LW), *dst = buf_new(GRH_LEN + mtu + 1, LW);
+	struct ibv_sge s, r;
+	struct ud u;
+
+	if (!src || !dst || !ud_new(&u))
+		return;
+	s = sge_of(src, 0, mtu + 1);
+	r = sge_of(dst, 0, GRH_LEN + mtu + 1);
+	if (post_recv(u.b, 10, &r, 1) || ud_send(&u, 1, &s, QKEY))
+		return;
+	expect_wc(u.a->scq, 1, IBV_WC_LOC_LEN_ERR, -1, NULL, "sender of MTU + 1 bytes");
+	expect_none(u.b->rcq, QUIET_MS, "receiver");
+	expect_blank(dst, "receive buffer");
+}
+
+/* ---- SRQ ---- */
+
+/* An RC pair whose responder @b takes its receives from @srq. */
+static bool pair_srq(struct ibv_srq *srq, struct end **a, struct end **b)
+{
+	struct conn ca, cb;
+
+	*a = end_new(IBV_QPT_RC, NULL, true);
+	*b = end_new(IBV_QPT_RC, srq, true);
+	if (!*a || !*b)
+		return false;
+	ca = conn_default(*b);
+	cb = conn_default(*a);
+	return pair_connect(*a, &ca, *b, &cb);
+}
+
+static int post_srq(struct ibv_srq *srq, uint64_t wr_id, struct ibv_sge *sg)
+{
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sg, .num_sge = 1 }, *bad;
+	int ret = ibv_post_srq_recv(srq, &wr, &bad);
+
+	t_check(!ret, "ibv_post_srq_recv: %s", strerror(ret));
+	return ret;
+}
+
+/* A 100-byte SEND of fill(@seed) from @a, waited for. */
+static bool send_wait(struct end *a, struct buf *src, unsigned int seed, uint64_t wr_id)
+{
+	struct ibv_send_wr wr;
+	struct ibv_sge s;
+
+	fill(src->data, 100, seed);
+	s = sge_of(src, 0, 100);
+	wr = wr_send(wr_id, &s, 1);
+	return !post(a, &wr) && expect_wc(a->scq, wr_id, IBV_WC_SUCCESS, IBV_WC_SEND, NULL,
+					  "sender");
+}
+
+static void srq_shared(void)
+{
+	static const int from[] = { 1, 2, 1 };
+	struct buf *src = buf_new(100, LW), *dst = buf_new(4 * 100, LW);
+	struct ibv_srq *srq = srq_new(16);
+	struct end *a[3], *b[3];
+	struct ibv_sge r[4];
+	struct ibv_wc wc;
+	char want[4 * 100], what[48];
+	int i;
+
+	if (!src || !dst || !srq || !pair_srq(srq, &a[1], &b[1]) || !pair_srq(srq, &a[2], &b[2]))
+		return;
+	for (i = 0; i < 4; i++) {
+		r[i] = sge_of(dst, 100 * i, 100);
+		if (post_srq(srq, 100 + i, &r[i]))
+			return;
+	}
+	for (i = 0; i < 3; i++) {
+		snprintf(what, sizeof(what), "message %d through QP %d", i, from[i]);
+		if (!send_wait(a[from[i]], src, 40 + i, i) ||
+		    !expect_wc(b[from[i]]->rcq, 100 + i, IBV_WC_SUCCESS, IBV_WC_RECV, &wc, what))
+			return;
+		t_check(wc.qp_num == b[from[i]]->qp->qp_num, "%s: qp_num %#x, expected %#x", what,
+			wc.qp_num, b[from[i]]->qp->qp_num);
+		fill(want, 100, 40 + i);
+		expect_bytes(dst->data + 100 * i, want, 100, what);
+	}
+	expect_none(b[1]->rcq, 0, "first responder afterwards");
+	expect_none(b[2]->rcq, 0, "second responder afterwards");
+	fill(want, 4 * 100, BLANK);
+	expect_bytes(dst->data + 300, want + 300, 100, "the receive not consumed");
+	expect_guards(dst, "SRQ buffers");
+}
+
+static void srq_limit_event(void)
+{
+	struct ibv_srq_attr attr = { .srq_limit = 4 };
+	struct buf *src = buf_new(100, LW), *dst = buf_new(8 * 100, LW);
+	struct ibv_srq *srq = srq_new(16);
+	struct ibv_sge r[8];
+	struct end *a, *b;
+	int i, ret;
+
+	if (!src || !dst || !srq || !pair_srq(srq, &a, &b))
+		return;
+	for (i = 0; i < 8; i++) {
+		r[i] = sge_of(dst, 100 * i, 100);
+		if (post_srq(srq, 100 + i, &r[i]))
+			return;
+	}
+	ret = ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT);
+	if (ret) {
+		t_fail("ibv_modify_srq IBV_SRQ_LIMIT 4: %s", strerror(ret));
+		return;
+	}
+	for (i = 0; i < 4; i++)
+		if (!send_wait(a, src, 50 + i, i) ||
+		    !expect_wc(b->rcq, 100 + i, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, "receiver"))
+			return;
+	t_check(!async_event(IBV_EVENT_SRQ_LIMIT_REACHED, srq, QUIET_MS),
+		"IBV_EVENT_SRQ_LIMIT_REACHED with 4 receives left, the limit 4");
+	if (!send_wait(a, src, 54, 4) ||
+	    !expect_wc(b->rcq, 104, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, "receiver"))
+		return;
+	t_check(async_event(IBV_EVENT_SRQ_LIMIT_REACHED, srq, WAIT_MS),
+		"no IBV_EVENT_SRQ_LIMIT_REACHED with 3 receives left, the limit 4");
+	ret = ibv_query_srq(srq, &attr);
+	t_check(!ret, "ibv_query_srq: %s", strerror(ret));
+	t_check(!ret && attr.srq_limit == 0, "srq_limit %u after the event, expected 0 (disarmed)",
+		attr.srq_limit);
+	if (!send_wait(a, src, 55, 5) ||
+	    !expect_wc(b->rcq, 105, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, "receiver"))
+		return;
+	t_check(!async_event(IBV_EVENT_SRQ_LIMIT_REACHED, srq, QUIET_MS),
+		"a second IBV_EVENT_SRQ_LIMIT_REACHED: the limit was not disarmed");
+}
+
+const struct qp_case xport_cases[] = {
+	{ "UC SEND/RECV and RDMA_WRITE: the data lands, guards intact", uc_send_write },
+	{ "UC RDMA_WRITE with a stale rkey: success at the sender, nothing written",
+	  uc_write_bad_rkey },
+	{ "UD SEND: a 40-byte GRH naming the sender, IBV_WC_GRH, src_qp, the data after it",
+	  ud_send_grh },
+	{ "UD SEND with the wrong qkey is dropped; the receive stays for the right one",
+	  ud_qkey_mismatch },
+	{ "UD SEND of the path MTU + 1 bytes: IBV_WC_LOC_LEN_ERR at the sender", ud_too_long },
+	{ "SRQ shared by two RC QPs: receives taken in order, qp_num names the QP",
+	  srq_shared },
+	{ "SRQ limit 4: no event at 4 left, IBV_EVENT_SRQ_LIMIT_REACHED at 3, then disarmed",
+	  srq_limit_event },
+	{ NULL }
+};
