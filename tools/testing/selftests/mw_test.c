@@ -345,33 +345,10 @@ const struct mw_case access_cases[] = {
 
 /* ---- running the cases ---- */
 
-static const char *cur_case;
-static int limit = 30;
-
-static void on_alarm(int sig)
+static const char *run_one(const void *arg)
 {
-	(void)sig;
-	t_fail("timed out after %d s", limit);
-	t_end("%s", cur_case);
-	fflush(stdout);
-	_exit(0);
-}
+	const struct mw_case *c = arg;
 
-static bool wanted(const char *name, int npat, char **pat)
-{
-	int i;
-
-	for (i = 0; i < npat; i++)
-		if (strstr(name, pat[i]))
-			return true;
-	return !npat;
-}
-
-static void run_child(const struct mw_case *c)
-{
-	cur_case = c->name;
-	signal(SIGALRM, on_alarm);
-	alarm(limit);
 	if (case_setup()) {
 		if (c->run)
 			c->run();
@@ -380,38 +357,7 @@ static void run_child(const struct mw_case *c)
 	}
 	release_owned();
 	case_release();
-	alarm(0);
-	t_end("%s", c->name);
-	fflush(stdout);
-	_exit(0);
-}
-
-/* Runs @c in a child; a child that dies without a verdict fails the case here. */
-static void run_case(const struct mw_case *c)
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		t_fail("fork: %s", strerror(errno));
-		t_end("%s", c->name);
-		return;
-	}
-	if (!pid)
-		run_child(c);
-	if (waitpid(pid, &status, 0) != pid) {
-		t_fail("waitpid: %s", strerror(errno));
-		t_end("%s", c->name);
-	} else if (WIFSIGNALED(status)) {
-		t_fail("the case's process died of signal %d (%s)", WTERMSIG(status),
-		       strsignal(WTERMSIG(status)));
-		t_end("%s", c->name);
-	} else if (WEXITSTATUS(status)) {
-		t_fail("the case's process exited with status %d", WEXITSTATUS(status));
-		t_end("%s", c->name);
-	}
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -420,6 +366,7 @@ int main(int argc, char **argv)
 	const char *env = getenv("STAG_MW_TIMEOUT");
 	const struct mw_case *c;
 	unsigned int i;
+	int limit = 30;
 
 	t_suite = "mw";
 	if (argc > 1)
@@ -429,7 +376,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 0; i < ARRAY_SIZE(parts); i++)
 		for (c = parts[i]; c->name; c++)
-			if (wanted(c->name, argc > 2 ? argc - 2 : 0, argv + 2))
-				run_case(c);
+			if (t_case_wanted(c->name, argc > 2 ? argc - 2 : 0, argv + 2))
+				t_case_run(c->name, limit, run_one, c);
 	return 0;
 }

@@ -496,67 +496,14 @@ const struct qp_case rc_cases[] = {
 
 /* ---- running the cases ---- */
 
-static const char *cur_case;
-static int limit = 30;
-
-static void on_alarm(int sig)
+static const char *run_one(const void *arg)
 {
-	(void)sig;
-	t_fail("timed out after %d s", limit);
-	t_end("%s", cur_case);
-	fflush(stdout);
-	_exit(0);
-}
+	const struct qp_case *c = arg;
 
-static bool wanted(const char *name, int npat, char **pat)
-{
-	int i;
-
-	for (i = 0; i < npat; i++)
-		if (strstr(name, pat[i]))
-			return true;
-	return !npat;
-}
-
-/* Runs @c in a child; a child that dies without a verdict fails the case here. */
-static void run_case(const struct qp_case *c)
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		t_fail("fork: %s", strerror(errno));
-		t_end("%s", c->name);
-		return;
-	}
-	if (!pid) {
-		cur_case = c->name;
-		signal(SIGALRM, on_alarm);
-		alarm(limit);
-		if (case_setup())
-			c->run();
-		case_release();
-		alarm(0);
-		if (case_skipped())
-			t_skip(c->name, case_skipped());
-		else
-			t_end("%s", c->name);
-		fflush(stdout);
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) != pid) {
-		t_fail("waitpid: %s", strerror(errno));
-		t_end("%s", c->name);
-	} else if (WIFSIGNALED(status)) {
-		t_fail("the case's process died of signal %d (%s)", WTERMSIG(status),
-		       strsignal(WTERMSIG(status)));
-		t_end("%s", c->name);
-	} else if (WEXITSTATUS(status)) {
-		t_fail("the case's process exited with status %d", WEXITSTATUS(status));
-		t_end("%s", c->name);
-	}
+	if (case_setup())
+		c->run();
+	case_release();
+	return case_skipped();
 }
 
 int main(int argc, char **argv)
@@ -566,6 +513,7 @@ int main(int argc, char **argv)
 	const struct qp_case *c;
 	const char *env = getenv("STAG_QP_TIMEOUT");
 	unsigned int i;
+	int limit = 30;
 
 	t_suite = "qp";
 	if (argc > 1)
@@ -575,7 +523,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 0; i < ARRAY_SIZE(parts); i++)
 		for (c = parts[i]; c->name; c++)
-			if (wanted(c->name, argc > 2 ? argc - 2 : 0, argv + 2))
-				run_case(c);
+			if (t_case_wanted(c->name, argc > 2 ? argc - 2 : 0, argv + 2))
+				t_case_run(c->name, limit, run_one, c);
 	return 0;
 }

@@ -8,11 +8,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -78,6 +80,87 @@ void t_skip(const char *name, const char *why)
 {
 	printf("ok - %s: %s # SKIP %s\n", t_suite, name, why);
 	t_reset();
+}
+
+/* ---- cases in child processes ---- */
+
+static const char *case_name;
+static int case_limit;
+
+static void case_timeout(int sig)
+{
+	(void)sig;
+	t_fail("timed out after %d s", case_limit);
+	t_end("%s", case_name);
+	fflush(stdout);
+	_exit(0);
+}
+
+/* Does a case's name contain one of the patterns (or are there none)? */
+bool t_case_wanted(const char *name, int npat, char **pat)
+{
+	int i;
+
+	for (i = 0; i < npat; i++)
+		if (strstr(name, pat[i]))
+			return true;
+	return !npat;
+}
+
+static void case_child(const char *name, int limit, const char *(*body)(const void *),
+		       const void *arg)
+{
+	const char *skipped;
+
+	case_name = name;
+	case_limit = limit;
+	signal(SIGALRM, case_timeout);
+	alarm(limit);
+	skipped = body(arg);
+	alarm(0);
+	if (skipped)
+		t_skip(name, skipped);
+	else
+		t_end("%s", name);
+	fflush(stdout);
+	_exit(0);
+}
+
+/**
+ * t_case_run() - run one case in a child process, with a time limit
+ * @name: the case, for its TAP line
+ * @limit: seconds before the case fails as timed out
+ * @body: runs the case; returns why it skipped, or NULL
+ * @arg: for @body
+ *
+ * A case that hangs, crashes or leaks cannot take the next ones with it.
+ * The child prints the verdict; one that dies without it fails here.
+ */
+void t_case_run(const char *name, int limit, const char *(*body)(const void *), const void *arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		t_fail("fork: %s", strerror(errno));
+		t_end("%s", name);
+		return;
+	}
+	if (!pid)
+		case_child(name, limit, body, arg);
+	if (waitpid(pid, &status, 0) != pid) {
+		t_fail("waitpid: %s", strerror(errno));
+		t_end("%s", name);
+	} else if (WIFSIGNALED(status)) {
+		t_fail("the case's process died of signal %d (%s)", WTERMSIG(status),
+		       strsignal(WTERMSIG(status)));
+		t_end("%s", name);
+	} else if (WEXITSTATUS(status)) {
+		t_fail("the case's process exited with status %d", WEXITSTATUS(status));
+		t_end("%s", name);
+	}
 }
 
 /* ---- /proc and pin accounting ---- */

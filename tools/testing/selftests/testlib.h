@@ -36,6 +36,12 @@ void t_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void t_end(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void t_skip(const char *name, const char *why);
 
+/* ---- cases in child processes ---- */
+
+bool t_case_wanted(const char *name, int npat, char **pat);
+void t_case_run(const char *name, int limit, const char *(*body)(const void *),
+		const void *arg);
+
 /* ---- /proc and pin accounting ---- */
 
 long file_field(const char *path, const char *field);
