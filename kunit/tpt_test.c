@@ -274,6 +274,77 @@ static void stag_tpt_remove_waits_for_readers(struct kunit *test)
 	KUNIT_EXPECT_GE(test, atomic_read(&r->refused), refused + 1000);
 }
 
+/* An invalidation in a thread of its own, holding its one reference. */
+struct invalidator {
+	struct stag_tpt *tpt;
+	u32 key;
+	struct completion done;
+};
+
+static int invalidator_fn(void *data)
+{
+	struct invalidator *inv = data;
+	struct stag_tpt_entry *e = stag_tpt_lookup(inv->tpt, inv->key);
+
+	if (e) {
+		stag_tpt_invalidate(e);
+		stag_tpt_put(e);
+	}
+	complete(&inv->done);
+	return 0;
+}
+
+static struct invalidator *start_invalidator(struct kunit *test, struct stag_tpt *tpt, u32 key)
+{
+	struct invalidator *inv = kunit_kzalloc(test, sizeof(*inv), GFP_KERNEL);
+	struct task_struct *t;
+
+	KUNIT_ASSERT_NOT_NULL(test, inv);
+	inv->tpt = tpt;
+	inv->key = key;
+	init_completion(&inv->done);
+	t = kthread_run(invalidator_fn, inv, "stag_inval");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	return inv;
+}
+
+/*
+ * An invalidation returns only once the accesses in flight have let go,
+ * so the owner may reuse the memory; two at once on one entry each count
+ * themselves out and both return; the entry stays in the table, not VALID.
+ */
+static void stag_tpt_invalidate_waits_for_accesses(struct kunit *test)
+{
+	struct stag_tpt *tpt = test_tpt(test, 64);
+	struct stag_tpt_entry *e = test_entry(test);
+	struct invalidator *a, *b;
+	struct stag_tpt_entry *held;
+
+	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+	stag_tpt_set_state(e, STAG_TPT_VALID);
+	/* An access in flight. */
+	held = stag_tpt_lookup(tpt, e->key);
+	KUNIT_ASSERT_PTR_EQ(test, held, e);
+
+	a = start_invalidator(test, tpt, e->key);
+	b = start_invalidator(test, tpt, e->key);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&a->done, HZ / 5), 0);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&b->done, HZ / 5), 0);
+	KUNIT_EXPECT_EQ(test, stag_tpt_state(e), STAG_TPT_INVALID);
+
+	stag_tpt_put(held);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&a->done, 5 * HZ), 0);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&b->done, 5 * HZ), 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&e->draining), 0);
+	/* Still in the table under its key, for its owner to change or remove. */
+	held = stag_tpt_lookup(tpt, e->key);
+	KUNIT_EXPECT_PTR_EQ(test, held, e);
+	if (held)
+		stag_tpt_put(held);
+	stag_tpt_remove(tpt, e);
+}
+
 static struct kunit_case stag_tpt_cases[] = {
 	KUNIT_CASE(stag_tpt_add_gives_findable_key),
 	KUNIT_CASE(stag_tpt_lookup_needs_the_key_byte),
@@ -282,6 +353,7 @@ static struct kunit_case stag_tpt_cases[] = {
 	KUNIT_CASE(stag_tpt_key_rotates_on_reuse),
 	KUNIT_CASE(stag_tpt_matches_naive_table),
 	KUNIT_CASE_SLOW(stag_tpt_remove_waits_for_readers),
+	KUNIT_CASE(stag_tpt_invalidate_waits_for_accesses),
 	{}
 };
 
