@@ -100,6 +100,7 @@ static bool fetch(struct stag_qp *qp)
 	enum ib_wc_status status;
 	u32 avail;
 
+	lockdep_assert_held(&qp->sq.mutex);
 	if (stag_queue_avail(q, &avail)) {
 		stag_qp_fatal(qp);
 		return false;
@@ -271,6 +272,7 @@ static bool step(struct stag_qp *qp)
 {
 	enum ib_qp_state state = stag_qp_state(qp);
 
+	lockdep_assert_held(&qp->sq.mutex);
 	if (qp->sq.dead)
 		return false;
 	/* In error, what waits is flushed at once. */

@@ -40,6 +40,8 @@ static int take_recv(struct stag_qp *qp)
 	u32 avail;
 	int ret;
 
+	/* rq.wqe and the ring's consumer index are the responder's. */
+	lockdep_assert_held(&qp->resp_mutex);
 	if (qp->srq)
 		return stag_srq_take(qp->srq, qp->rq.wqe);
 	ret = stag_queue_avail(q, &avail);
