@@ -11,6 +11,14 @@
 
 #include "cq.h"
 
+struct stag_resize_cq_resp_full {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct stag_create_cq_resp drv;
+};
+
+static_assert(offsetof(struct stag_resize_cq_resp_full, drv) ==
+	      sizeof(struct ib_uverbs_resize_cq_resp), "padding before the udata");
+
 struct stag_create_cq_resp_full {
 	struct ib_uverbs_create_cq_resp ibv_resp;
 	struct stag_create_cq_resp drv;
@@ -345,4 +353,26 @@ void stag_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
 	}
 out_unlock:
 	pthread_spin_unlock(&q->lock);
+}
+
+/*
+ * The kernel copies the completions waiting into a new ring and tells
+ * where it is; polling stays locked out until the new ring is mapped, so
+ * the consumer index the kernel read is the last the old ring had.
+ */
+int stag_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct stag_cq *cq = to_stag_cq(ibcq);
+	struct stag_resize_cq_resp_full resp = {};
+	struct ibv_resize_cq cmd = {};
+	int ret;
+
+	pthread_spin_lock(&cq->queue.lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (!ret)
+		ret = stag_queue_remap(&cq->queue, ibcq->context->cmd_fd, resp.drv.offset,
+				       resp.drv.num_slots, resp.drv.slot_size,
+				       sizeof(struct stag_cqe));
+	pthread_spin_unlock(&cq->queue.lock);
+	return ret;
 }

@@ -26,5 +26,6 @@ struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 int stag_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int stag_destroy_cq(struct ibv_cq *ibcq);
 void stag_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
+int stag_resize_cq(struct ibv_cq *ibcq, int cqe);
 
 #endif /* STAG_CQ_H */

@@ -517,6 +517,11 @@ struct ibv_post_recv {
 	struct ib_uverbs_post_recv core_payload;
 };
 
+struct ibv_resize_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_resize_cq core_payload;
+};
+
 static_assert(sizeof(struct ibv_get_context) == 16, "ibv_get_context size");
 static_assert(sizeof(struct ibv_query_port) == 24, "ibv_query_port size");
 static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd size");
@@ -561,6 +566,8 @@ static_assert(sizeof(struct ibv_modify_srq) == 0x18, "ibv_modify_srq size");
 static_assert(sizeof(struct ibv_query_srq) == 0x18, "ibv_query_srq size");
 /* The kernel takes exactly in_words * 4 bytes: header and core request. */
 static_assert(sizeof(struct ibv_post_send) == 0x20, "ibv_post_send size");
+static_assert(sizeof(struct ibv_resize_cq) == 0x18, "ibv_resize_cq size");
+static_assert(sizeof(struct ib_uverbs_resize_cq_resp) == 8, "ib_uverbs_resize_cq_resp size");
 static_assert(sizeof(struct ibv_post_recv) == 0x20, "ibv_post_recv size");
 
 /*
@@ -619,6 +626,9 @@ int ibv_cmd_create_cq_ex(struct ibv_context *context, const struct ibv_cq_init_a
 			 struct ib_uverbs_ex_create_cq_resp *resp, size_t resp_size,
 			 uint32_t cmd_flags);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/* On success the core response's cqe is what the CQ now holds (cq->cqe). */
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 
 /*

@@ -65,6 +65,40 @@ int stag_queue_map(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t n
 	return 0;
 }
 
+/**
+ * stag_queue_remap() - move a ring to the one the kernel replaced it with
+ * @q: the ring, mapped, its lock held by the caller
+ * @cmd_fd: the context's uverbs file
+ * @offset: mmap offset of the new ring
+ * @num_slots: its slot count
+ * @slot_size: its slot size
+ * @min_slot_size: what one slot must hold
+ *
+ * The lock stays as it is; the consumer index is the new ring's (0 for a
+ * ring the kernel just filled from the start).
+ *
+ * Return: 0 (the old ring unmapped), or as stag_queue_map().
+ */
+int stag_queue_remap(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
+		     uint32_t slot_size, uint64_t min_slot_size)
+{
+	uint64_t len = ring_len(offset, num_slots, slot_size, min_slot_size);
+	void *map = MAP_FAILED;
+
+	if (len)
+		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd, (off_t)offset);
+	if (map == MAP_FAILED)
+		return len ? errno : EPROTO;
+	munmap(q->ctl, q->map_len);
+	q->ctl = map;
+	q->slots = (uint8_t *)map + STAG_QUEUE_CTL_SIZE;
+	q->map_len = len;
+	q->num_slots = num_slots;
+	q->slot_size = slot_size;
+	q->index = __atomic_load_n(&q->ctl->cons, __ATOMIC_RELAXED);
+	return 0;
+}
+
 void stag_queue_unmap(struct stag_queue *q)
 {
 	if (!stag_queue_mapped(q))

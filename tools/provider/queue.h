@@ -45,6 +45,8 @@ static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct stag_sge, lkey),
 
 int stag_queue_map(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
 		   uint32_t slot_size, uint64_t min_slot_size);
+int stag_queue_remap(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
+		     uint32_t slot_size, uint64_t min_slot_size);
 void stag_queue_unmap(struct stag_queue *q);
 
 static inline bool stag_queue_mapped(const struct stag_queue *q)

@@ -51,6 +51,7 @@ static const struct verbs_context_ops stag_context_ops = {
 	.reg_mr = stag_reg_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 	.rereg_mr = stag_rereg_mr,
+	.resize_cq = stag_resize_cq,
 };
 
 static struct verbs_context *stag_alloc_context(struct ibv_device *ibdev, int cmd_fd,

@@ -607,6 +607,55 @@ static void cq_ex(void)
 	t_check(poll_ex(scq, w, 1, QUIET_MS) == 0, "a fourth send completion");
 }
 
+/*
+ * Resizing keeps the completions waiting, in order; a size too small for
+ * them is EINVAL and changes nothing; completions after it land in the
+ * new ring, also after shrinking an empty CQ.
+ */
+static void cq_resize(void)
+{
+	struct buf *src = buf_new(64, LW), *dst = buf_new(320, LW);
+	struct ibv_send_wr wr;
+	struct ibv_sge s, r;
+	struct end *a, *b;
+	int i, ret;
+
+	if (!src || !dst || !pair_new(IBV_QPT_RC, &a, &b))
+		return;
+	/* One receive for each of the five sends below. */
+	for (i = 0; i < 5; i++) {
+		r = sge_of(dst, 64 * i, 64);
+		if (post_recv(b, 10 + i, &r, 1))
+			return;
+	}
+	s = sge_of(src, 0, 8);
+	for (i = 0; i < 3; i++) {
+		wr = wr_send(20 + i, &s, 1);
+		if (post(a, &wr))
+			return;
+	}
+	/* Three completions wait in a's send CQ, whose ring then holds at least 128. */
+	ret = ibv_resize_cq(a->scq, 2);
+	t_check(ret == EINVAL, "resize to 2 with 3 waiting: %s, expected EINVAL", strerror(ret));
+	ret = ibv_resize_cq(a->scq, 300);
+	t_check(!ret, "resize to 300: %s", strerror(ret));
+	t_check(a->scq->cqe >= 300, "cqe %d after resizing to 300", a->scq->cqe);
+	for (i = 0; i < 3; i++)
+		if (!expect_wc(a->scq, 20 + i, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "waiting"))
+			return;
+	wr = wr_send(23, &s, 1);
+	if (post(a, &wr) || !expect_wc(a->scq, 23, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "after"))
+		return;
+	ret = ibv_resize_cq(a->scq, 1);
+	t_check(!ret, "shrink the empty CQ to 1: %s", strerror(ret));
+	wr = wr_send(24, &s, 1);
+	if (post(a, &wr) || !expect_wc(a->scq, 24, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "shrunk"))
+		return;
+	for (i = 0; i < 5; i++)
+		if (!expect_wc(b->rcq, 10 + i, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, "receiver"))
+			return;
+}
+
 const struct qp_case api_cases[] = {
 	{ "completion channel: an event only when armed, one per arming, solicited only",
 	  cq_channel },
@@ -622,5 +671,7 @@ const struct qp_case api_cases[] = {
 	  qp_ex },
 	{ "ibv_cq_ex: start/next/end_poll read wr_id, status, opcode, byte_len, imm, qp_num",
 	  cq_ex },
+	{ "ibv_resize_cq keeps the completions waiting; too small for them: EINVAL",
+	  cq_resize },
 	{ NULL }
 };

@@ -67,6 +67,80 @@ err_uninit_queue:
 	return ret;
 }
 
+/*
+ * Moves the completions waiting in the ring into @nq, in order, and makes
+ * it the CQ's ring. -EINVAL when more are waiting than the @cqe asked for
+ * (IBA 11.2.6.3), however much the rounded-up ring would hold.
+ */
+static int cq_swap_ring(struct stag_cq *cq, struct stag_queue *nq, u32 cqe)
+{
+	struct stag_queue *q = &cq->queue;
+	u32 cons, n, i;
+
+	lockdep_assert_held(&cq->lock);
+	/* A user CQ's consumer holds its polling lock across the resize. */
+	cons = READ_ONCE(q->ctl->cons);
+	n = q->index - cons;
+	if (n > q->num_slots || n > cqe)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		memcpy(stag_queue_slot(nq, i), stag_queue_slot(q, cons + i), q->slot_size);
+	nq->index = n;
+	nq->ctl->prod = n;
+	swap(*q, *nq);
+	cq->ibcq.cqe = q->num_slots - 1;
+	return 0;
+}
+
+/**
+ * stag_cq_resize() - the resize_cq verb
+ * @ibcq: the CQ
+ * @cqe: the number of completions it must hold
+ * @udata: the user's command; the response says where the new ring is
+ *
+ * The completions waiting move to a new ring, in order. The provider holds
+ * the CQ's polling lock across the command and maps the new ring after it.
+ *
+ * Return: 0; -EINVAL for a size out of range or smaller than the number of
+ * completions waiting (nothing changes then); -ENOMEM.
+ */
+int stag_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct stag_cq *cq = to_stag_cq(ibcq);
+	struct stag_create_cq_resp resp = {};
+	struct stag_queue nq;
+	unsigned long flags;
+	u32 slots;
+	int ret;
+
+	if (cqe < 1 || cqe > STAG_MAX_CQE || (udata && udata->inlen))
+		return -EINVAL;
+	if (cq->user && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	slots = roundup_pow_of_two(cqe + 1);
+	ret = stag_queue_init(&nq, slots, cq->queue.slot_size);
+	if (ret)
+		return ret;
+	if (cq->user) {
+		ret = stag_queue_share(&nq, udata, &resp.offset);
+		if (ret)
+			goto err_uninit_queue;
+		resp.num_slots = slots;
+		resp.slot_size = nq.slot_size;
+		ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (ret)
+			goto err_uninit_queue;
+	}
+
+	spin_lock_irqsave(&cq->lock, flags);
+	ret = cq_swap_ring(cq, &nq, cqe);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	/* On success nq holds the old ring now: it goes either way. */
+err_uninit_queue:
+	stag_queue_uninit(&nq);
+	return ret;
+}
+
 int stag_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	stag_queue_uninit(&to_stag_cq(ibcq)->queue);

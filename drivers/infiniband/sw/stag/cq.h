@@ -34,6 +34,7 @@ static inline struct stag_cq *to_stag_cq(struct ib_cq *ibcq)
 int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct uverbs_attr_bundle *attrs);
 int stag_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata);
+int stag_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int stag_cq_poll(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int stag_cq_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited);

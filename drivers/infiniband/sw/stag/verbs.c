@@ -128,6 +128,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.reg_user_mr = stag_mr_reg_user,
 	.req_notify_cq = stag_cq_req_notify,
 	.rereg_user_mr = stag_mr_rereg_user,
+	.resize_cq = stag_cq_resize,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, stag_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, stag_cq, ibcq),
