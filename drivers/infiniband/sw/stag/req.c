@@ -32,7 +32,7 @@ static const u32 rnr_usecs[32] = {
 	163840, 245760, 327680, 491520,
 };
 
-unsigned long stag_req_rnr_delay(u8 min_rnr_timer)
+static unsigned long rnr_delay(u8 min_rnr_timer)
 {
 	return usecs_to_jiffies(rnr_usecs[min_rnr_timer & 31]);
 }
@@ -42,7 +42,7 @@ unsigned long stag_req_rnr_delay(u8 min_rnr_timer)
  * IBA; a loopback retry costs nothing, so stag retries every second then
  * and never gives up.
  */
-unsigned long stag_req_ack_timeout(u8 timeout)
+static unsigned long ack_timeout(u8 timeout)
 {
 	if (!timeout)
 		return HZ;
@@ -164,7 +164,7 @@ static void answer(struct stag_qp *qp, enum stag_resp_result result)
 		/* Seven means retry for ever (IBA 9.7.5.2.8). */
 		if (qp->sq.rnr_left != 7)
 			qp->sq.rnr_left--;
-		arm_timer(qp, stag_req_rnr_delay(qp->sq.rnr_timer));
+		arm_timer(qp, rnr_delay(qp->sq.rnr_timer));
 		return;
 	case STAG_RESP_DROP:
 		if (!qp->sq.retry_left) {
@@ -173,7 +173,7 @@ static void answer(struct stag_qp *qp, enum stag_resp_result result)
 		}
 		if (READ_ONCE(qp->attr.timeout))
 			qp->sq.retry_left--;
-		arm_timer(qp, stag_req_ack_timeout(READ_ONCE(qp->attr.timeout)));
+		arm_timer(qp, ack_timeout(READ_ONCE(qp->attr.timeout)));
 		return;
 	default:
 		complete_wqe(qp, nak_status(result));

@@ -31,7 +31,6 @@ struct stag_msg {
 	u32 src_qpn;
 	u32 qkey;			/* UD: the qkey the message carries */
 	const struct stag_av *av;	/* UD: its address */
-	u64 atomic_orig;		/* out: an atomic's original value */
 };
 
 enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *msg);

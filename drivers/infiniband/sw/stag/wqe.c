@@ -249,19 +249,18 @@ int stag_wqe_from_send_wr(const struct stag_wqe_limits *lim, const struct ib_sen
 	} else {
 		fill_wr_fields(wr, hdr);
 	}
-	if (stag_wqe_check_send(lim, hdr) != IB_WC_SUCCESS && !(wr->send_flags & IB_SEND_INLINE))
-		return -EINVAL;
-
+	/* The copy is bounded by max_inline; the opcode is checked after it. */
 	if (wr->send_flags & IB_SEND_INLINE) {
 		if (copy_inline(wr, lim->max_inline, slot + STAG_SEND_WQE_HDR_SIZE, &inline_len))
 			return -EINVAL;
 		hdr->inline_len = inline_len;
 		hdr->num_sge = 0;
-		if (stag_wqe_check_send(lim, hdr) != IB_WC_SUCCESS)
-			return -EINVAL;
-		return 0;
 	}
-	memcpy(slot + STAG_SEND_WQE_HDR_SIZE, wr->sg_list, wr->num_sge * sizeof(struct ib_sge));
+	if (stag_wqe_check_send(lim, hdr) != IB_WC_SUCCESS)
+		return -EINVAL;
+	if (!(wr->send_flags & IB_SEND_INLINE))
+		memcpy(slot + STAG_SEND_WQE_HDR_SIZE, wr->sg_list,
+		       wr->num_sge * sizeof(struct ib_sge));
 	return 0;
 }
 
