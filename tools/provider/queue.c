@@ -30,6 +30,25 @@ static uint64_t ring_len(uint64_t offset, uint32_t num_slots, uint32_t slot_size
 	return len <= SIZE_MAX ? len : 0;
 }
 
+/* Maps a ring and points @q at it; only @q's lock is left as it was. */
+static int ring_mmap(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
+		     uint32_t slot_size, uint64_t min_slot_size)
+{
+	uint64_t len = ring_len(offset, num_slots, slot_size, min_slot_size);
+	void *map = MAP_FAILED;
+
+	if (len)
+		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd, (off_t)offset);
+	if (map == MAP_FAILED)
+		return len ? errno : EPROTO;
+	q->ctl = map;
+	q->slots = (uint8_t *)map + STAG_QUEUE_CTL_SIZE;
+	q->map_len = len;
+	q->num_slots = num_slots;
+	q->slot_size = slot_size;
+	return 0;
+}
+
 /**
  * stag_queue_map() - map a ring the kernel created
  * @q: the ring, zeroed
@@ -48,21 +67,11 @@ static uint64_t ring_len(uint64_t offset, uint32_t num_slots, uint32_t slot_size
 int stag_queue_map(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
 		   uint32_t slot_size, uint64_t min_slot_size)
 {
-	uint64_t len = ring_len(offset, num_slots, slot_size, min_slot_size);
-	void *map = MAP_FAILED;
+	int ret = ring_mmap(q, cmd_fd, offset, num_slots, slot_size, min_slot_size);
 
-	if (len)
-		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd, (off_t)offset);
-	if (map == MAP_FAILED)
-		return len ? errno : EPROTO;
-
-	q->ctl = map;
-	q->slots = (uint8_t *)map + STAG_QUEUE_CTL_SIZE;
-	q->map_len = len;
-	q->num_slots = num_slots;
-	q->slot_size = slot_size;
-	pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
-	return 0;
+	if (!ret)
+		pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
+	return ret;
 }
 
 /**
@@ -82,19 +91,14 @@ int stag_queue_map(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t n
 int stag_queue_remap(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
 		     uint32_t slot_size, uint64_t min_slot_size)
 {
-	uint64_t len = ring_len(offset, num_slots, slot_size, min_slot_size);
-	void *map = MAP_FAILED;
+	void *old = q->ctl;
+	size_t old_len = q->map_len;
+	int ret;
 
-	if (len)
-		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd, (off_t)offset);
-	if (map == MAP_FAILED)
-		return len ? errno : EPROTO;
-	munmap(q->ctl, q->map_len);
-	q->ctl = map;
-	q->slots = (uint8_t *)map + STAG_QUEUE_CTL_SIZE;
-	q->map_len = len;
-	q->num_slots = num_slots;
-	q->slot_size = slot_size;
+	ret = ring_mmap(q, cmd_fd, offset, num_slots, slot_size, min_slot_size);
+	if (ret)
+		return ret;
+	munmap(old, old_len);
 	q->index = __atomic_load_n(&q->ctl->cons, __ATOMIC_RELAXED);
 	return 0;
 }
