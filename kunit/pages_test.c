@@ -5,6 +5,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/sizes.h>
 #include <linux/gfp.h>
 #include <linux/highmem.h>
 #include <linux/mman.h>
@@ -229,6 +230,37 @@ static void stag_pages_pin_user_bad_ranges(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&current->mm->pinned_vm), pinned0);
 }
 
+/*
+ * A registration of about a terabyte (2^28 pages) over memory that is not
+ * mapped: it fails with EFAULT at the first unmapped page, having
+ * allocated only for what it pinned (a buffer for all its pages would be
+ * 2 GiB, which kvmalloc refuses with a warning), and leaves nothing
+ * pinned or charged.
+ */
+static void stag_pages_pin_user_huge_unmapped(struct kunit *test)
+{
+	struct stag_pages *pages;
+	unsigned long base;
+	u64 len = 1ULL << 40;
+	s64 pinned0;
+	int err;
+
+	/* Low, so that a terabyte above it is free address space. */
+	base = kunit_vm_mmap(test, NULL, SZ_4G, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE | MAP_FIXED_NOREPLACE, 0);
+	KUNIT_ASSERT_EQ(test, base, (unsigned long)SZ_4G);
+	/* UML's address space is smaller than a terabyte: as much as fits. */
+	if (len > TASK_SIZE - base)
+		len = round_down(TASK_SIZE - base, PAGE_SIZE);
+	KUNIT_ASSERT_GT(test, len >> PAGE_SHIFT, 1ULL << 26);
+	pinned0 = atomic64_read(&current->mm->pinned_vm);
+
+	pages = stag_pages_pin_user(base, len, true, &err);
+	KUNIT_EXPECT_NULL(test, pages);
+	KUNIT_EXPECT_EQ(test, err, -EFAULT);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&current->mm->pinned_vm), pinned0);
+}
+
 static struct kunit_case stag_pages_cases[] = {
 	KUNIT_CASE(stag_pages_run_encoding),
 	KUNIT_CASE(stag_pages_lookup_across_marks),
@@ -236,6 +268,7 @@ static struct kunit_case stag_pages_cases[] = {
 	KUNIT_CASE(stag_pages_cost_per_page),
 	KUNIT_CASE(stag_pages_pin_user_round_trip),
 	KUNIT_CASE(stag_pages_pin_user_bad_ranges),
+	KUNIT_CASE(stag_pages_pin_user_huge_unmapped),
 	{}
 };
 

@@ -11,12 +11,16 @@
 #include <linux/if_arp.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
+#include "../counters.h"
 #include "../dev.h"
+#include "../mr.h"
 #include "../port.h"
 #include "../qp.h"
+#include "../queue.h"
 #include "testdev.h"
 
 struct attr_case {
@@ -70,21 +74,6 @@ static void stag_qp_attr_values(struct kunit *test)
 			c->expected);
 }
 
-/* One device, one PD, CQs polled directly. */
-struct rig {
-	struct ib_device *ibdev;
-	struct ib_pd *pd;
-	struct ib_cq *cq;
-	const struct ib_gid_attr *gid;
-};
-
-KUNIT_DEFINE_ACTION_WRAPPER(dealloc_pd_action, ib_dealloc_pd, struct ib_pd *);
-KUNIT_DEFINE_ACTION_WRAPPER(free_cq_action, ib_free_cq, struct ib_cq *);
-static void put_gid_action(void *gid)
-{
-	rdma_put_gid_attr(gid);
-}
-
 static void destroy_qp_action(void *qp)
 {
 	ib_destroy_qp(qp);
@@ -93,36 +82,6 @@ static void destroy_qp_action(void *qp)
 static void dereg_mr_action(void *mr)
 {
 	ib_dereg_mr(mr);
-}
-
-static struct rig *rig_create(struct kunit *test, const char *name)
-{
-	struct net_device *ndev = test_netdev_create(test, ARPHRD_ETHER);
-	struct rig *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
-	int i;
-
-	KUNIT_ASSERT_NOT_NULL(test, r);
-	test_netdev_set_up(ndev, true);
-	KUNIT_ASSERT_EQ(test, stag_dev_add(name, ndev), 0);
-	r->ibdev = test_get_ibdev(test, name);
-
-	/* The core fills the GID table from a work queue. */
-	for (i = 0; i < 100; i++) {
-		r->gid = rdma_get_gid_attr(r->ibdev, STAG_PORT_NUM, 0);
-		if (!IS_ERR(r->gid))
-			break;
-		msleep(20);
-	}
-	KUNIT_ASSERT_FALSE(test, IS_ERR(r->gid));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, put_gid_action, (void *)r->gid), 0);
-
-	r->pd = ib_alloc_pd(r->ibdev, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(r->pd));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, dealloc_pd_action, r->pd), 0);
-	r->cq = ib_alloc_cq(r->ibdev, NULL, 64, 0, IB_POLL_DIRECT);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(r->cq));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, free_cq_action, r->cq), 0);
-	return r;
 }
 
 static struct ib_qp *qp_create(struct kunit *test, struct rig *r, enum ib_qp_type type)
@@ -516,6 +475,122 @@ static void stag_qp_kernel_retry_exceeded(struct kunit *test)
 	expect_wc(test, r, 40, IB_WC_RETRY_EXC_ERR, 0);
 }
 
+/*
+ * A REG_MR runs on the I/O path of storage ULPs, in a WQ_MEM_RECLAIM work:
+ * an allocation there could wait on the writeback it is part of. It
+ * allocates nothing: run here with preemption off, where an allocation
+ * that may sleep is reported. A second registration after LOCAL_INV
+ * reuses the region's list for other pages.
+ */
+static void stag_qp_kernel_fast_reg_allocates_nothing(struct kunit *test)
+{
+	struct rig *r = rig_create(test, "stagq7");
+	struct ib_qp *a = qp_create(test, r, IB_QPT_RC);
+	struct ib_qp *b = qp_create(test, r, IB_QPT_RC);
+	u8 *one = kbuf(test, PAGE_SIZE, 0x11), *two = kbuf(test, PAGE_SIZE, 0x22);
+	u8 *src = kbuf(test, 8, 0x77);
+	struct ib_mr *mr = ib_alloc_mr(r->pd, IB_MR_TYPE_MEM_REG, 4);
+	struct stag_reg_wr reg = { .access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE };
+	struct ib_send_wr inv = { .wr_id = 0xf01, .opcode = IB_WR_LOCAL_INV,
+				  .send_flags = IB_SEND_SIGNALED };
+	enum ib_wc_status status;
+	struct scatterlist sg;
+	u8 *buf[] = { one, two };
+	int i;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, dereg_mr_action, mr), 0);
+	connect(test, r, a, b);
+	for (i = 0; i < ARRAY_SIZE(buf); i++) {
+		sg_init_one(&sg, buf[i], PAGE_SIZE);
+		KUNIT_ASSERT_EQ(test, ib_dma_map_sg(r->ibdev, &sg, 1, DMA_BIDIRECTIONAL), 1);
+		KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+		ib_update_fast_reg_key(mr, 0x40 + i);
+		reg.mr = (uintptr_t)mr;
+		reg.key = mr->rkey;
+		preempt_disable();
+		status = stag_mr_fast_reg(to_stag_qp(b), &reg);
+		preempt_enable();
+		KUNIT_ASSERT_EQ(test, status, IB_WC_SUCCESS);
+
+		KUNIT_ASSERT_EQ(test, post_rdma(a, i, IB_WR_RDMA_WRITE, src, 8,
+						r->pd->local_dma_lkey, mr->iova, mr->rkey), 0);
+		expect_wc(test, r, i, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
+		KUNIT_EXPECT_MEMEQ(test, buf[i], src, 8);
+
+		inv.ex.invalidate_rkey = mr->rkey;
+		KUNIT_ASSERT_EQ(test, ib_post_send(b, &inv, NULL), 0);
+		expect_wc(test, r, 0xf01, IB_WC_SUCCESS, IB_WC_LOCAL_INV);
+	}
+	KUNIT_EXPECT_EQ(test, two[8], 0x22);
+	KUNIT_EXPECT_EQ(test, one[8], 0x11);
+}
+
+/*
+ * A ring shared with a process belongs to its mmap entry: destroying the
+ * queue while an mmap() holds the entry (inside remap_vmalloc_range())
+ * must leave the ring there until the entry's last holder lets go.
+ */
+static void stag_qp_shared_ring_outlives_mmap(struct kunit *test)
+{
+	struct rig *r = rig_create(test, "stagq8");
+	struct ib_ucontext *uctx = kunit_kzalloc(test, sizeof(*uctx), GFP_KERNEL);
+	struct stag_mmap_entry *entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	struct stag_queue_ctl *ctl;
+	struct stag_queue q;
+
+	KUNIT_ASSERT_NOT_NULL(test, uctx);
+	KUNIT_ASSERT_NOT_NULL(test, entry);
+	uctx->device = r->ibdev;
+	xa_init_flags(&uctx->mmap_xa, XA_FLAGS_ALLOC);
+	KUNIT_ASSERT_EQ(test, stag_queue_init(&q, 4, 64), 0);
+	/* As rdma_user_mmap_entry_insert() leaves it: one reference. */
+	kref_init(&entry->rdma.ref);
+	entry->rdma.ucontext = uctx;
+	entry->addr = q.ctl;
+	q.mmap = entry;
+
+	/* An mmap() in progress: rdma_user_mmap_entry_get() took the entry. */
+	kref_get(&entry->rdma.ref);
+	stag_queue_uninit(&q);
+	/* What remap_vmalloc_range() looks up; vfree() would have unmapped it. */
+	KUNIT_EXPECT_NOT_NULL(test, vmalloc_to_page(entry->addr));
+	ctl = entry->addr;
+	WRITE_ONCE(ctl->prod, 7);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(ctl->prod), 7);
+	/* The mmap() ends: the ring goes with the entry (stag_queue_mmap_free()). */
+	rdma_user_mmap_entry_put(&entry->rdma);
+}
+
+/* A stranger on this host connects to a QP that has a peer: it is not heard. */
+static void stag_qp_kernel_stranger_dropped(struct kunit *test)
+{
+	struct rig *r = rig_create(test, "stagq9");
+	struct ib_qp *a = qp_create(test, r, IB_QPT_RC);
+	struct ib_qp *b = qp_create(test, r, IB_QPT_RC);
+	struct ib_qp *x = qp_create(test, r, IB_QPT_RC);
+	struct stag_dev *sdev = to_stag_dev(r->ibdev);
+	u32 lkey = r->pd->local_dma_lkey;
+	u8 *src = kbuf(test, 8, 0x66), *dst = kbuf(test, 8, 0xee);
+	u64 dropped = stag_counter_read(sdev, STAG_CNT_DROP_NOT_PEER);
+
+	connect(test, r, a, b);
+	KUNIT_ASSERT_EQ(test, to_init(x), 0);
+	KUNIT_ASSERT_EQ(test, to_rtr(r, x, b->qp_num), 0);
+	KUNIT_ASSERT_EQ(test, to_rts(x, 0, 0), 0);
+	KUNIT_ASSERT_EQ(test, post_recv(b, 50, dst, 8, lkey), 0);
+	KUNIT_ASSERT_EQ(test, post_send(x, 51, IB_WR_SEND, src, 8, lkey), 0);
+	expect_wc(test, r, 51, IB_WC_RETRY_EXC_ERR, 0);
+	KUNIT_EXPECT_EQ(test, dst[0], 0xee);
+	KUNIT_EXPECT_EQ(test, stag_counter_read(sdev, STAG_CNT_DROP_NOT_PEER), dropped + 1);
+	KUNIT_EXPECT_EQ(test, stag_qp_state(to_stag_qp(b)), IB_QPS_RTS);
+	/* The receive is still there for the real peer. */
+	KUNIT_ASSERT_EQ(test, post_send(a, 52, IB_WR_SEND, src, 8, lkey), 0);
+	expect_wc(test, r, 50, IB_WC_SUCCESS, IB_WC_RECV);
+	expect_wc(test, r, 52, IB_WC_SUCCESS, IB_WC_SEND);
+	KUNIT_EXPECT_MEMEQ(test, dst, src, 8);
+}
+
 static struct kunit_case stag_qp_cases[] = {
 	KUNIT_CASE_PARAM(stag_qp_attr_values, attr_gen_params),
 	KUNIT_CASE(stag_qp_transitions),
@@ -525,6 +600,9 @@ static struct kunit_case stag_qp_cases[] = {
 	KUNIT_CASE(stag_qp_kernel_atomics),
 	KUNIT_CASE(stag_qp_kernel_flush),
 	KUNIT_CASE(stag_qp_kernel_retry_exceeded),
+	KUNIT_CASE(stag_qp_kernel_fast_reg_allocates_nothing),
+	KUNIT_CASE(stag_qp_shared_ring_outlives_mmap),
+	KUNIT_CASE(stag_qp_kernel_stranger_dropped),
 	{}
 };
 

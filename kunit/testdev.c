@@ -4,10 +4,16 @@
  */
 
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
+#include <linux/if_arp.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
+
+#include "../dev.h"
+#include "../port.h"
 
 #include "testdev.h"
 
@@ -75,3 +81,39 @@ struct ib_device *test_get_ibdev(struct kunit *test, const char *name)
 	return ibdev;
 }
 
+KUNIT_DEFINE_ACTION_WRAPPER(dealloc_pd_action, ib_dealloc_pd, struct ib_pd *);
+KUNIT_DEFINE_ACTION_WRAPPER(free_cq_action, ib_free_cq, struct ib_cq *);
+static void put_gid_action(void *gid)
+{
+	rdma_put_gid_attr(gid);
+}
+
+struct rig *rig_create(struct kunit *test, const char *name)
+{
+	struct net_device *ndev = test_netdev_create(test, ARPHRD_ETHER);
+	struct rig *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	test_netdev_set_up(ndev, true);
+	KUNIT_ASSERT_EQ(test, stag_dev_add(name, ndev), 0);
+	r->ibdev = test_get_ibdev(test, name);
+
+	/* The core fills the GID table from a work queue. */
+	for (i = 0; i < 100; i++) {
+		r->gid = rdma_get_gid_attr(r->ibdev, STAG_PORT_NUM, 0);
+		if (!IS_ERR(r->gid))
+			break;
+		msleep(20);
+	}
+	KUNIT_ASSERT_FALSE(test, IS_ERR(r->gid));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, put_gid_action, (void *)r->gid), 0);
+
+	r->pd = ib_alloc_pd(r->ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(r->pd));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, dealloc_pd_action, r->pd), 0);
+	r->cq = ib_alloc_cq(r->ibdev, NULL, 64, 0, IB_POLL_DIRECT);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(r->cq));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, free_cq_action, r->cq), 0);
+	return r;
+}

@@ -4,6 +4,7 @@
  * must fail, and a random differential test against a naive table.
  */
 
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
@@ -12,6 +13,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "../gate.h"
+#include "../pages.h"
 #include "../tpt.h"
 
 /* The gate's view of an access by a QP of PD @p. */
@@ -345,6 +347,158 @@ static void stag_tpt_invalidate_waits_for_accesses(struct kunit *test)
 	stag_tpt_remove(tpt, e);
 }
 
+/*
+ * What another thread does in the gap stag_tpt_put() leaves between its
+ * decrement and its wake-up: drops the last reference, and the owner
+ * removes the entry and frees it at once.
+ */
+static struct stag_tpt *gap_tpt;
+
+static void free_in_put_gap(struct stag_tpt_entry *e)
+{
+	stag_tpt_remove(gap_tpt, e);
+	kfree(e);
+}
+
+/*
+ * A put that is not the last never reads the entry after its decrement:
+ * the entry may be gone by then (KASAN reports the read if it does).
+ */
+static void stag_tpt_put_leaves_entry_alone(struct kunit *test)
+{
+	struct stag_tpt *tpt = test_tpt(test, 64);
+	struct stag_tpt_entry *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	struct stag_tpt_entry *held;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	stag_tpt_entry_init(e, STAG_TPT_MR, NULL);
+	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+	stag_tpt_set_state(e, STAG_TPT_VALID);
+	held = stag_tpt_lookup(tpt, e->key);
+	KUNIT_ASSERT_PTR_EQ(test, held, e);
+
+	gap_tpt = tpt;
+	kunit_activate_static_stub(test, stag_tpt_put_gap, free_in_put_gap);
+	stag_tpt_put(held);
+	kunit_deactivate_static_stub(test, stag_tpt_put_gap);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tpt->count), 0);
+}
+
+struct inv_case {
+	const char *name;
+	enum stag_tpt_type type;
+	enum stag_tpt_inv inv;
+	bool other_pd;
+	bool remote;
+	bool other_qp;		/* a type 2 window bound through another QP */
+	bool unbound;		/* a window that is not VALID */
+	bool windows;		/* a region with a window bound over it */
+	int expected;
+};
+
+static const struct inv_case inv_cases[] = {
+	{ "fast-reg region", STAG_TPT_MR, STAG_TPT_INV_REGION, false, false, false, false,
+	  false, 0 },
+	{ "fast-reg region, remote", STAG_TPT_MR, STAG_TPT_INV_REGION, false, true, false, false,
+	  false, 0 },
+	{ "user region", STAG_TPT_MR, STAG_TPT_INV_NONE, false, false, false, false, false,
+	  -EINVAL },
+	{ "type 1 window", STAG_TPT_MW, STAG_TPT_INV_NONE, false, false, false, false, false,
+	  -EINVAL },
+	{ "region of another PD", STAG_TPT_MR, STAG_TPT_INV_REGION, true, false, false, false,
+	  false, -EPERM },
+	{ "region with a window bound", STAG_TPT_MR, STAG_TPT_INV_REGION, false, false, false,
+	  false, true, -EBUSY },
+	{ "type 2 window, local", STAG_TPT_MW, STAG_TPT_INV_WINDOW, false, false, false, false,
+	  false, 0 },
+	{ "type 2 window, local, another QP of its PD", STAG_TPT_MW, STAG_TPT_INV_WINDOW, false,
+	  false, true, false, false, 0 },
+	{ "type 2 window, remote, its QP", STAG_TPT_MW, STAG_TPT_INV_WINDOW, false, true, false,
+	  false, false, 0 },
+	{ "type 2 window, remote, another QP", STAG_TPT_MW, STAG_TPT_INV_WINDOW, false, true,
+	  true, false, false, -EPERM },
+	{ "type 2 window of another PD", STAG_TPT_MW, STAG_TPT_INV_WINDOW, true, false, false,
+	  false, false, -EPERM },
+	{ "type 2 window not bound", STAG_TPT_MW, STAG_TPT_INV_WINDOW, false, false, false, true,
+	  false, -ENOENT },
+};
+
+static void inv_case_desc(const struct inv_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(inv, inv_cases, inv_case_desc);
+
+/*
+ * The rules of invalidation by key, each with its errno; what is refused
+ * stays VALID, what is invalidated is not, and a window lets go of its
+ * region.
+ */
+static void stag_tpt_invalidate_key_rules(struct kunit *test)
+{
+	const struct inv_case *c = test->param_value;
+	struct stag_tpt *tpt = test_tpt(test, 64);
+	struct stag_tpt_entry *e = test_entry(test);
+	struct stag_tpt_entry *region = test_entry(test);
+	struct ib_pd *pd = kunit_kzalloc(test, 2 * sizeof(*pd), GFP_KERNEL);
+	u32 key;
+
+	KUNIT_ASSERT_NOT_NULL(test, pd);
+	e->type = c->type;
+	e->inv = c->inv;
+	e->pd = c->other_pd ? &pd[1] : &pd[0];
+	e->qpn = c->type == STAG_TPT_MW ? 17 : 0;
+	if (c->type == STAG_TPT_MW) {
+		e->parent = region;
+		atomic_inc(&region->windows);
+	}
+	if (c->windows)
+		atomic_inc(&e->windows);
+	KUNIT_ASSERT_EQ(test, stag_tpt_add(tpt, e), 0);
+	if (!c->unbound)
+		stag_tpt_set_state(e, STAG_TPT_VALID);
+	key = e->key;
+
+	KUNIT_EXPECT_EQ(test, stag_tpt_invalidate_key(tpt, key, &pd[0], c->other_qp ? 18 : 17,
+						      c->remote), c->expected);
+	if (c->expected) {
+		KUNIT_EXPECT_EQ(test, stag_tpt_state(e),
+				c->unbound ? STAG_TPT_FREE : STAG_TPT_VALID);
+	} else {
+		KUNIT_EXPECT_EQ(test, stag_tpt_state(e), STAG_TPT_INVALID);
+		if (c->type == STAG_TPT_MW) {
+			KUNIT_EXPECT_NULL(test, e->parent);
+			KUNIT_EXPECT_EQ(test, atomic_read(&region->windows), 0);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 1U);
+	/* A key nothing has is ENOENT. */
+	KUNIT_EXPECT_EQ(test, stag_tpt_invalidate_key(tpt, key ^ 1, &pd[0], 17, false), -ENOENT);
+	stag_tpt_remove(tpt, e);
+}
+
+/*
+ * Page lists are read outside the gate under RCU (restrack, debugfs)
+ * while a rereg or a fast registration lets them go: the last put frees
+ * a list only after a grace period.
+ */
+static void stag_tpt_page_list_outlives_readers(struct kunit *test)
+{
+	u64 run = stag_run_make(page_to_pfn(ZERO_PAGE(0)), 1);
+	struct stag_pages *pages;
+	u64 npages;
+	int err;
+
+	pages = stag_pages_from_runs(&run, 1, &err);
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	rcu_read_lock();
+	stag_pages_put(pages);
+	npages = READ_ONCE(pages->npages);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, npages, 1ULL);
+}
+
 static struct kunit_case stag_tpt_cases[] = {
 	KUNIT_CASE(stag_tpt_add_gives_findable_key),
 	KUNIT_CASE(stag_tpt_lookup_needs_the_key_byte),
@@ -354,6 +508,9 @@ static struct kunit_case stag_tpt_cases[] = {
 	KUNIT_CASE(stag_tpt_matches_naive_table),
 	KUNIT_CASE_SLOW(stag_tpt_remove_waits_for_readers),
 	KUNIT_CASE(stag_tpt_invalidate_waits_for_accesses),
+	KUNIT_CASE(stag_tpt_put_leaves_entry_alone),
+	KUNIT_CASE_PARAM(stag_tpt_invalidate_key_rules, inv_gen_params),
+	KUNIT_CASE(stag_tpt_page_list_outlives_readers),
 	{}
 };
 

@@ -279,6 +279,22 @@ static void cases_ranges(void)
 	expect_nothing_pinned(pin0, bal0);
 	t_end("read-only mapping without write rights (REMOTE_READ): registers");
 	munmap(buf, 2 * PG);
+
+	/*
+	 * 2^28 pages, of which only the first is mapped: the kernel must find
+	 * that out by pinning, not by first allocating for every page (which
+	 * warned in kvmalloc). Any kernel report fails the guest run.
+	 */
+	buf = mmap((void *)(4UL << 30), PG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (buf == MAP_FAILED) {
+		t_fail("mmap at 4 GiB: %s", strerror(errno));
+	} else {
+		expect_err(buf, 1UL << 40, (uintptr_t)buf, LW, EFAULT);
+		expect_nothing_pinned(pin0, bal0);
+		munmap(buf, PG);
+	}
+	t_end("1 TiB with only its first page mapped: EFAULT, nothing pinned, no warning");
 }
 
 static void cases_iova(void)
@@ -687,6 +703,15 @@ static void cases_rereg(void)
 	}
 	expect_listed(mr, (uintptr_t)mr->addr, mr->length, LIST_RKEY, NULL);
 	t_end("rereg PD: the region moves to the new PD, which is then busy");
+
+	/* libibverbs passes CHANGE_PD; the core drops it when the PD is the region's own. */
+	old = mr->lkey;
+	t_check(!rereg(mr, IBV_REREG_MR_CHANGE_PD, mr->pd, NULL, 0, 0, &err),
+		"rereg to the region's own PD: %s", strerror(err));
+	t_check(mr->lkey == old && mr->rkey == old, "keys %#x/%#x, old key %#x", mr->lkey,
+		mr->rkey, old);
+	expect_listed(mr, (uintptr_t)mr->addr, mr->length, LIST_RKEY, NULL);
+	t_end("rereg PD to the PD the region has: succeeds, nothing changes");
 
 	ro = reg_va(buf + 5 * PG, 2 * PG, RR, &err);
 	t_check(ro, "RR region: %s", strerror(err));

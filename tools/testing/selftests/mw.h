@@ -31,7 +31,7 @@ struct mw_case {
 #define CASE_ARG(_name, _fn, _arg)	{ _name, NULL, _fn, _arg }
 
 /* Each part's cases, ending with { NULL }. */
-extern const struct mw_case bind_cases[], access_cases[];
+extern const struct mw_case bind_cases[], access_cases[], race_cases[];
 
 /* ---- objects a case releases itself, before qp_util's (case_release()) ---- */
 

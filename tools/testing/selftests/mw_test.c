@@ -362,7 +362,7 @@ static const char *run_one(const void *arg)
 
 int main(int argc, char **argv)
 {
-	const struct mw_case *parts[] = { bind_cases, access_cases };
+	const struct mw_case *parts[] = { bind_cases, access_cases, race_cases };
 	const char *env = getenv("STAG_MW_TIMEOUT");
 	const struct mw_case *c;
 	unsigned int i;

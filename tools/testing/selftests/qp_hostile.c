@@ -21,70 +21,10 @@
 #include <rdma/stag-abi.h>
 
 #include "qp.h"
-#include "stagdv.h"
+#include "raw.h"
 
 /* The kernel's IB_WR_REG_MR, which userspace must never be able to post. */
 #define KERNEL_IB_WR_REG_MR	0x20
-
-/* ---- the send ring ---- */
-
-struct raw {
-	struct end *e;
-	struct stagdv_ring sq;
-	struct stag_queue_ctl *ctl;
-	uint32_t prod;
-};
-
-static bool raw_open(struct end *e, struct raw *r)
-{
-	struct stagdv_ring rq;
-	int ret;
-
-	if (!is_stag()) {
-		case_skip("raw WQEs are stag's ring format");
-		return false;
-	}
-	r->e = e;
-	ret = stagdv_qp_rings(e->qp, &r->sq, &rq);
-	if (ret) {
-		t_fail("stagdv_qp_rings: %s", strerror(ret));
-		return false;
-	}
-	if (!r->sq.num_slots || r->sq.num_slots & (r->sq.num_slots - 1) ||
-	    r->sq.slot_size < STAG_SEND_WQE_HDR_SIZE + sizeof(struct stag_sge)) {
-		t_fail("send ring of %u slots of %u bytes", r->sq.num_slots, r->sq.slot_size);
-		return false;
-	}
-	r->ctl = r->sq.ctl;
-	r->prod = __atomic_load_n(&r->ctl->prod, __ATOMIC_ACQUIRE);
-	return true;
-}
-
-/* Fills the next slot with @w and @tail after its header, without publishing it. */
-static void raw_write(struct raw *r, const struct stag_send_wqe *w, const void *tail, size_t len)
-{
-	char *slot = (char *)r->sq.slots + (r->prod & (r->sq.num_slots - 1)) * r->sq.slot_size;
-
-	if (len > r->sq.slot_size - STAG_SEND_WQE_HDR_SIZE)
-		len = r->sq.slot_size - STAG_SEND_WQE_HDR_SIZE;
-	memset(slot, 0, r->sq.slot_size);
-	memcpy(slot, w, sizeof(*w));
-	memcpy(slot + STAG_SEND_WQE_HDR_SIZE, tail, len);
-	r->prod++;
-}
-
-/* Publishes what raw_write() wrote (a release store of prod) and rings the doorbell. */
-static int raw_publish(struct raw *r, uint32_t prod)
-{
-	__atomic_store_n(&r->ctl->prod, prod, __ATOMIC_RELEASE);
-	return stagdv_qp_doorbell(r->e->qp);
-}
-
-static int raw_post(struct raw *r, const struct stag_send_wqe *w, const void *tail, size_t len)
-{
-	raw_write(r, w, tail, len);
-	return raw_publish(r, r->prod);
-}
 
 static struct stag_send_wqe wqe_send(uint64_t wr_id, uint8_t num_sge)
 {
@@ -419,6 +359,167 @@ static void raw_fuzz(void)
 	expect_device_works();
 }
 
+/* ---- a stranger connects to a QP that has a peer ---- */
+
+#define STRANGER_LEN	64
+
+/* A value under the port's hw_counters in sysfs, or -1. */
+static long hw_file(const char *name)
+{
+	char path[256];
+	FILE *f;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 dev_name, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * One of stag's port counters. The core caches them for "lifespan"
+ * milliseconds after each read: wait that out, so the value is current.
+ */
+static long hw_counter(const char *name)
+{
+	long ms = hw_file("lifespan");
+
+	usleep((ms > 0 ? ms : 10) * 1000 + 5000);
+	return hw_file(name);
+}
+
+/* The stranger's attacks, each from a fresh QP connected to @victim_qpn. */
+enum attack { A_SEND, A_WRITE_RKEY0, A_SEND_WITH_INV, A_NUM };
+
+/*
+ * A process of its own: its own context and PD, an RC QP connected to the
+ * victim's QP number at the victim's GID. Exits 0 when every attack went
+ * unanswered (IBV_WC_RETRY_EXC_ERR).
+ */
+static void stranger_main(uint32_t victim_qpn, uint32_t rkey)
+{
+	struct end victim = {};
+	struct ibv_qp fake = { .qp_num = victim_qpn };
+	struct buf *src;
+	int a, bad = 0;
+
+	victim.qp = &fake;
+	if (!case_setup())
+		_exit(2);
+	src = buf_new(STRANGER_LEN, LW);
+	if (!src)
+		_exit(2);
+	fill(src->data, STRANGER_LEN, 99);
+	for (a = 0; a < A_NUM; a++) {
+		struct end *x = end_new(IBV_QPT_RC, NULL, false);
+		struct conn c = conn_default(&victim);
+		struct ibv_sge s = sge_of(src, 0, STRANGER_LEN);
+		struct ibv_send_wr wr = wr_send(a, &s, 1);
+
+		c.retry_cnt = 0;
+		c.timeout = 8;
+		if (!x || !connect_end(x, &c))
+			_exit(2);
+		if (a == A_WRITE_RKEY0) {
+			wr.opcode = IBV_WR_RDMA_WRITE;
+			wr.wr.rdma.remote_addr = 0x1000;
+			wr.wr.rdma.rkey = 0;
+		} else if (a == A_SEND_WITH_INV) {
+			wr.opcode = IBV_WR_SEND_WITH_INV;
+			wr.invalidate_rkey = rkey;
+		}
+		if (post(x, &wr) ||
+		    !expect_wc(x->scq, a, IBV_WC_RETRY_EXC_ERR, -1, NULL, "the stranger's WQE"))
+			bad++;
+	}
+	_exit(bad ? 1 : 0);
+}
+
+/*
+ * Another process connects its own QP to a victim QP that has a real peer,
+ * and sends a SEND, an RDMA WRITE with rkey 0, and a SEND_WITH_INV naming
+ * the victim's type 2 window. None is heard: each is dropped and counted
+ * in drop_not_peer, the victim stays in RTS with its receive posted and
+ * its window bound, and its real peer's messages still land.
+ */
+static void stranger_dropped(void)
+{
+	struct buf *dst = buf_new(STRANGER_LEN, LW);
+	struct buf *win = buf_new(STRANGER_LEN, LW | RW | IBV_ACCESS_MW_BIND);
+	struct ibv_send_wr bind, wr;
+	struct ibv_sge r, s;
+	struct end *peer, *victim;
+	struct ibv_mw *mw;
+	long dropped;
+	int status;
+	pid_t pid;
+
+	if (!is_stag()) {
+		case_skip("drop_not_peer is a stag counter");
+		return;
+	}
+	if (!dst || !win || !pair_new(IBV_QPT_RC, &peer, &victim))
+		return;
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (!mw) {
+		t_fail("ibv_alloc_mw: %s", strerror(errno));
+		return;
+	}
+	bind = (struct ibv_send_wr){
+		.wr_id = 7, .opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_SIGNALED,
+		.bind_mw = { .mw = mw, .rkey = ibv_inc_rkey(mw->rkey),
+			     .bind_info = { .mr = win->mr, .addr = (uintptr_t)win->data,
+					    .length = STRANGER_LEN,
+					    .mw_access_flags = IBV_ACCESS_REMOTE_WRITE } },
+	};
+	r = sge_of(dst, 0, STRANGER_LEN);
+	if (post(victim, &bind) ||
+	    !expect_wc(victim->scq, 7, IBV_WC_SUCCESS, IBV_WC_BIND_MW, NULL, "bind") ||
+	    post_recv(victim, 8, &r, 1))
+		goto out;
+	dropped = hw_counter("drop_not_peer");
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid)
+		stranger_main(victim->qp->qp_num, bind.bind_mw.rkey);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		t_fail("the stranger process: %s", strerror(errno));
+		goto out;
+	}
+	t_check(WIFEXITED(status) && !WEXITSTATUS(status),
+		"the stranger's WQEs were not all unanswered (status %#x)", status);
+	t_check(hw_counter("drop_not_peer") == dropped + A_NUM,
+		"drop_not_peer %ld, expected %ld", hw_counter("drop_not_peer"), dropped + A_NUM);
+	expect_state(victim->qp, IBV_QPS_RTS, "victim");
+	expect_none(victim->rcq, QUIET_MS, "victim's receive CQ");
+	expect_blank(dst, "victim's receive buffer");
+
+	/* The real peer: its SEND takes the receive, its WRITE goes through the window. */
+	fill(win->data, STRANGER_LEN, 41);
+	s = sge_of(win, 0, STRANGER_LEN);
+	wr = wr_send(9, &s, 1);
+	if (post(peer, &wr))
+		goto out;
+	expect_wc(victim->rcq, 8, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, "the peer's SEND");
+	expect_wc(peer->scq, 9, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "the peer's SEND");
+	expect_data(dst, 41, "received from the peer");
+	wr.wr_id = 10;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)win->data;
+	wr.wr.rdma.rkey = bind.bind_mw.rkey;
+	if (!post(peer, &wr))
+		expect_wc(peer->scq, 10, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL,
+			  "the peer's WRITE through the window");
+out:
+	ibv_dealloc_mw(mw);
+}
+
 const struct qp_case hostile_cases[] = {
 	{ "raw WQE: a well-formed SEND written into the ring by hand completes", raw_good },
 	{ "raw WQE with opcode 0xff: IBV_WC_LOC_QP_OP_ERR, the QP in ERR", raw_opcode_ff },
@@ -434,6 +535,8 @@ const struct qp_case hostile_cases[] = {
 	  foreign_send_posted },
 	{ "send ring prod 1000000 ahead of cons: the QP goes to ERR, the device still works",
 	  raw_prod_ahead },
+	{ "another process's QP connected to a victim with a peer: its SEND, WRITE and "
+	  "SEND_WITH_INV are dropped, counted, and change nothing", stranger_dropped },
 	{ "32 WQEs of random bytes: errors, no hang, the QP in ERR, the device still works",
 	  raw_fuzz },
 	{ NULL }

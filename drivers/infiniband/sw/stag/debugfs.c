@@ -22,8 +22,10 @@ struct tpt_stats {
 static void tpt_walk(struct stag_tpt *tpt, struct tpt_stats *st)
 {
 	struct stag_tpt_entry *e;
+	struct stag_pages *pages;
 	unsigned long index;
 
+	/* Page lists are swapped by rereg and fast registration: RCU keeps them. */
 	rcu_read_lock();
 	xa_for_each(&tpt->xa, index, e) {
 		if (!refcount_inc_not_zero(&e->ref))
@@ -32,9 +34,10 @@ static void tpt_walk(struct stag_tpt *tpt, struct tpt_stats *st)
 		st->valid += stag_tpt_state(e) == STAG_TPT_VALID;
 		st->mrs += e->type == STAG_TPT_MR;
 		st->mws += e->type == STAG_TPT_MW;
-		if (e->type == STAG_TPT_MR && e->pages) {
-			st->page_refs += e->pages->npages;
-			st->list_bytes += stag_pages_size(e->pages);
+		pages = READ_ONCE(e->pages);
+		if (e->type == STAG_TPT_MR && pages) {
+			st->page_refs += READ_ONCE(pages->npages);
+			st->list_bytes += stag_pages_size(pages);
 		}
 		stag_tpt_put(e);
 	}

@@ -261,16 +261,16 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	if (ret)
 		goto out_unlock;
 
+	ret = -ENOMEM;
 	sdev = ib_alloc_device(stag_dev, ibdev);
-	if (!sdev) {
-		ret = -ENOMEM;
+	if (!sdev)
 		goto out_unlock;
-	}
+	if (stag_counters_init(sdev))
+		goto err_dealloc;
 	sdev->ndev = ndev;
 	ida_init(&sdev->pd_ida);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
-	mutex_init(&sdev->bind_lock);
 	stag_tpt_init(&sdev->tpt, STAG_KEY_INDEX_MAX);
 	INIT_LIST_HEAD(&sdev->list);
 	stag_port_init(&sdev->port, ndev);
@@ -308,6 +308,8 @@ err_list_del:
 	xa_destroy(&sdev->qps);
 	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->pd_ida);
+	stag_counters_uninit(sdev);
+err_dealloc:
 	ib_dealloc_device(&sdev->ibdev);
 out_unlock:
 	mutex_unlock(&stag_link_mutex);
@@ -336,6 +338,7 @@ void stag_dev_dealloc(struct ib_device *ibdev)
 	xa_destroy(&sdev->ahs);
 	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->pd_ida);
+	stag_counters_uninit(sdev);
 }
 
 /**

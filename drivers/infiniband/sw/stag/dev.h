@@ -10,6 +10,7 @@
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
 
+#include "counters.h"
 #include "port.h"
 #include "tpt.h"
 
@@ -32,6 +33,7 @@ struct stag_dev {
 	struct net_device *ndev;
 
 	struct stag_tpt tpt;
+	struct stag_counters __percpu *counters;
 	atomic64_t pinned_pages;	/* user pages pinned by this device's regions */
 	struct dentry *debugfs;
 	struct ida pd_ida;
@@ -40,7 +42,6 @@ struct stag_dev {
 	struct xarray ahs;	/* by ah_num */
 	u32 ah_next;
 	atomic_t srq_next;
-	struct mutex bind_lock;	/* window binds against region dereg */
 	atomic_t mw_count;	/* memory windows allocated */
 	unsigned long flags;
 	struct list_head list;	/* on stag_devices, under stag_devices_lock */

@@ -68,6 +68,28 @@ int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct stag_g
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_gate_check);
 
+/* Every refusal is counted in the table it was checked against, by reason. */
+static void count_refusal(struct stag_tpt *tpt, int err)
+{
+	enum stag_gate_refusal why;
+
+	switch (err) {
+	case -ENOENT:
+		why = STAG_REFUSED_KEY;
+		break;
+	case -EPERM:
+		why = STAG_REFUSED_PD;
+		break;
+	case -EACCES:
+		why = STAG_REFUSED_RIGHTS;
+		break;
+	default:
+		why = STAG_REFUSED_BOUNDS;
+		break;
+	}
+	atomic64_inc(&tpt->refused[why]);
+}
+
 /**
  * stag_gate_enter() - check an access and pin what it names
  * @tpt: the device's table
@@ -101,11 +123,11 @@ int stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct stag_gate_who *w
 		return 0;
 
 	e = stag_tpt_lookup(tpt, key);
-	if (!e)
-		return -ENOENT;
-	ret = stag_gate_check(e, key, who, access, addr, len);
+	ret = e ? stag_gate_check(e, key, who, access, addr, len) : -ENOENT;
 	if (ret) {
-		stag_tpt_put(e);
+		if (e)
+			stag_tpt_put(e);
+		count_refusal(tpt, ret);
 		return ret;
 	}
 	ref->entry = e;

@@ -12,6 +12,17 @@
 
 struct ib_pd;
 
+/* Why the gate refused an access, in the order it checks. */
+enum stag_gate_refusal {
+	STAG_REFUSED_KEY,	/* -ENOENT */
+	STAG_REFUSED_PD,	/* -EPERM */
+	STAG_REFUSED_RIGHTS,	/* -EACCES */
+	STAG_REFUSED_BOUNDS,	/* -ERANGE */
+	STAG_GATE_REFUSALS
+};
+
+static_assert(ARRAY_SIZE(((struct stag_tpt *)0)->refused) == STAG_GATE_REFUSALS);
+
 /* A passed check: what may be accessed, and where it starts. */
 struct stag_gate_ref {
 	struct stag_tpt_entry *entry;	/* holds a reference; NULL for len 0 */

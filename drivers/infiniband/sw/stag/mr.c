@@ -57,8 +57,19 @@ static struct stag_mr *mr_alloc(struct ib_pd *ibpd, int access)
 	stag_tpt_entry_init(&mr->entry, STAG_TPT_MR, mr);
 	mr->entry.pd = ibpd;
 	mr->entry.access = access;
-	atomic_set(&mr->mw_count, 0);
 	return mr;
+}
+
+/* Takes a region that never reached the core out of the table, and frees it. */
+static void mr_destroy(struct stag_dev *sdev, struct stag_mr *mr)
+{
+	stag_tpt_remove(&sdev->tpt, &mr->entry);
+	if (mr->frmr_list)
+		stag_pages_put(mr->frmr_list);
+	else if (mr->entry.pages)
+		stag_pages_put(mr->entry.pages);
+	kvfree(mr->frmr_pages);
+	kfree_rcu(mr, entry.rcu);
 }
 
 /* Publishes the region: from here on the gate may let accesses through. */
@@ -221,8 +232,12 @@ static struct ib_mr *rereg_in_place(struct stag_mr *mr, int flags, int access,
 	/* stag_tpt_invalidate() wants its caller to hold a reference. */
 	refcount_inc(&e->ref);
 	stag_tpt_invalidate(e);
-	if (pages)
-		swap(e->pages, pages);
+	if (pages) {
+		struct stag_pages *old = e->pages;
+
+		WRITE_ONCE(e->pages, pages);
+		pages = old;
+	}
 	e->pd = ibpd;
 	e->access = access;
 	stag_tpt_set_state(e, STAG_TPT_VALID);
@@ -249,39 +264,58 @@ static struct ib_mr *rereg_in_place(struct stag_mr *mr, int flags, int access,
  * the region in place and keep its keys; a failure changes nothing there
  * either.
  *
- * Return: the new region; NULL when the region changed in place; or
- * ERR_PTR(): -EINVAL for bad flags or arguments, -EBUSY while windows are
- * bound, and as for reg_user_mr.
+ * The core clears IB_MR_REREG_PD when the PD named is the region's own, so
+ * a rereg may arrive with no flag left: nothing changes, and it succeeds.
+ *
+ * Return: the new region; NULL when the region changed in place (or did
+ * not need to); or ERR_PTR(): -EINVAL for bad flags or arguments, -EBUSY
+ * while windows are bound, and as for reg_user_mr.
  */
 struct ib_mr *stag_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start, u64 length,
 				 u64 iova, int access, struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	struct stag_mr *old = to_stag_mr(ibmr);
-
 	struct stag_dev *sdev = to_stag_dev(ibmr->device);
+	struct stag_mr *old = to_stag_mr(ibmr);
+	struct stag_tpt *tpt = &sdev->tpt;
 	struct ib_mr *ret;
 
-	if (!flags || flags & ~IB_MR_REREG_SUPPORTED)
+	if (flags & ~IB_MR_REREG_SUPPORTED)
 		return ERR_PTR(-EINVAL);
 	if (!old->entry.pages || !old->entry.pages->user)
 		return ERR_PTR(-EINVAL);
+	if (!flags)
+		return NULL;
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		/* No window may bind while the region changes under it. */
-		mutex_lock(&sdev->bind_lock);
-		ret = atomic_read(&old->mw_count) ? ERR_PTR(-EBUSY) :
+		mutex_lock(&tpt->lock);
+		ret = atomic_read(&old->entry.windows) ? ERR_PTR(-EBUSY) :
 			rereg_in_place(old, flags, access, ibpd);
-		mutex_unlock(&sdev->bind_lock);
+		mutex_unlock(&tpt->lock);
 		return ret;
 	}
-	/* The core deregisters the old region, which refuses while bound. */
-	if (atomic_read(&old->mw_count))
-		return ERR_PTR(-EBUSY);
 
 	if (!(flags & IB_MR_REREG_PD))
 		ibpd = old->entry.pd;
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = old->entry.access;
-	return user_mr_create(ibpd, start, length, iova, access, NULL);
+	ret = user_mr_create(ibpd, start, length, iova, access, NULL);
+	if (IS_ERR(ret))
+		return ret;
+	/*
+	 * The core deregisters the old region once this returns, and a dereg
+	 * that fails then would orphan it: the old region stops being VALID
+	 * under the lock every bind takes, after the last look at its
+	 * windows, so that none binds over it any more.
+	 */
+	mutex_lock(&tpt->lock);
+	if (atomic_read(&old->entry.windows)) {
+		mutex_unlock(&tpt->lock);
+		mr_destroy(sdev, to_stag_mr(ret));
+		return ERR_PTR(-EBUSY);
+	}
+	stag_tpt_set_state(&old->entry, STAG_TPT_INVALID);
+	mutex_unlock(&tpt->lock);
+	return ret;
 }
 
 /**
@@ -339,17 +373,23 @@ struct ib_mr *stag_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type, u32 max_nu
 	mr = mr_alloc(ibpd, 0);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
+	mr->entry.inv = STAG_TPT_INV_REGION;
+	ret = -ENOMEM;
 	mr->frmr_pages = kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
-	if (!mr->frmr_pages) {
-		ret = -ENOMEM;
+	if (!mr->frmr_pages)
 		goto err_free_mr;
-	}
+	/* A run per page at worst. */
+	mr->frmr_list = stag_pages_alloc(max_num_sg);
+	if (!mr->frmr_list)
+		goto err_free_pages;
 	mr->frmr_max = max_num_sg;
 	ret = mr_publish(sdev, mr, false);
 	if (ret)
-		goto err_free_pages;
+		goto err_put_list;
 	return &mr->ibmr;
 
+err_put_list:
+	stag_pages_put(mr->frmr_list);
 err_free_pages:
 	kvfree(mr->frmr_pages);
 err_free_mr:
@@ -402,13 +442,28 @@ int stag_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  * where a process's memory lies, so only CAP_NET_ADMIN readers get it.
  * The number of memory windows bound to the region goes along.
  *
+ * A rereg or a fast registration may swap the page list meanwhile: its
+ * counts are read under RCU, which keeps a list that was let go.
+ *
  * Return: 0, or -EMSGSIZE when the message is full.
  */
 int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
 	struct stag_mr *mr = to_stag_mr(ibmr);
-	struct stag_pages *pages = mr->entry.pages;
+	struct stag_pages *pages;
 	struct nlattr *table;
+	u64 npages = 0;
+	u32 nruns = 0;
+	bool listed;
+
+	rcu_read_lock();
+	pages = READ_ONCE(mr->entry.pages);
+	listed = pages;
+	if (pages) {
+		npages = READ_ONCE(pages->npages);
+		nruns = READ_ONCE(pages->nruns);
+	}
+	rcu_read_unlock();
 
 	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!table)
@@ -416,11 +471,11 @@ int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	if (capable(CAP_NET_ADMIN) &&
 	    rdma_nl_put_driver_u64_hex(msg, "iova", mr->entry.iova))
 		goto err_cancel;
-	if (pages && (rdma_nl_put_driver_u64(msg, "pages", pages->npages) ||
-		      rdma_nl_put_driver_u32(msg, "runs", pages->nruns)))
+	if (listed && (rdma_nl_put_driver_u64(msg, "pages", npages) ||
+		       rdma_nl_put_driver_u32(msg, "runs", nruns)))
 		goto err_cancel;
 	/* The 6.12 core has no restrack type for windows: show them here. */
-	if (rdma_nl_put_driver_u32(msg, "mw", atomic_read(&mr->mw_count)))
+	if (rdma_nl_put_driver_u32(msg, "mw", atomic_read(&mr->entry.windows)))
 		goto err_cancel;
 	nla_nest_end(msg, table);
 	return 0;
@@ -445,62 +500,37 @@ int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct stag_dev *sdev = to_stag_dev(ibmr->device);
 	struct stag_mr *mr = to_stag_mr(ibmr);
+	struct stag_tpt *tpt = &sdev->tpt;
 
-	/* Under bind_lock, so that no window binds after the count is read. */
-	mutex_lock(&sdev->bind_lock);
-	if (atomic_read(&mr->mw_count)) {
-		mutex_unlock(&sdev->bind_lock);
+	/* Under the lock binds take, so that none binds after the count is read. */
+	mutex_lock(&tpt->lock);
+	if (atomic_read(&mr->entry.windows)) {
+		mutex_unlock(&tpt->lock);
 		return -EBUSY;
 	}
 	stag_tpt_set_state(&mr->entry, STAG_TPT_INVALID);
-	mutex_unlock(&sdev->bind_lock);
-	stag_tpt_remove(&sdev->tpt, &mr->entry);
-	if (mr->entry.pages)
-		stag_pages_put(mr->entry.pages);
-	kvfree(mr->frmr_pages);
-	kfree_rcu(mr, entry.rcu);
+	mutex_unlock(&tpt->lock);
+	mr_destroy(sdev, mr);
 	return 0;
 }
 
-/**
- * stag_mr_invalidate() - Local Invalidate of a region, or the invalidation
- * a Send with Invalidate asks for
- * @e: the region's entry, with the one reference the caller holds
- * @pd: the PD of the QP that invalidates
- *
- * Only fast-registration regions are invalidated by key.
- *
- * Context: process context; waits for accesses in flight to end.
- * Return: 0; -EINVAL for a region that is not a fast-registration one;
- * -EPERM for one of another PD.
+/*
+ * Writes the page list of a fast registration (page_size pages, kernel
+ * addresses) into the region's own list: no allocation on the I/O path.
+ * The list is the region's alone here, as an invalidation with windows
+ * bound over the region is refused.
  */
-int stag_mr_invalidate(struct stag_tpt_entry *e, const struct ib_pd *pd)
+static int frmr_build_pages(struct stag_mr *mr)
 {
-	struct stag_mr *mr = e->owner;
-
-	if (e->type != STAG_TPT_MR || !mr->frmr_pages)
-		return -EINVAL;
-	if (e->pd != pd)
-		return -EPERM;
-	stag_tpt_invalidate(e);
-	return 0;
-}
-
-/* The page list of a fast registration: page_size pages, kernel addresses. */
-static struct stag_pages *frmr_build_pages(struct stag_mr *mr, int *err)
-{
+	struct stag_pages *pages = mr->frmr_list;
 	u32 per = mr->ibmr.page_size >> PAGE_SHIFT;
-	struct stag_pages *pages;
-	u64 *runs;
+	u64 *runs = pages->runs;
 	u32 i, n = 0;
 
-	*err = -EINVAL;
 	if (!per || mr->ibmr.page_size & (PAGE_SIZE - 1) || !mr->frmr_npages)
-		return NULL;
-	runs = kvmalloc_array(mr->frmr_npages, sizeof(*runs), GFP_KERNEL);
-	*err = -ENOMEM;
-	if (!runs)
-		return NULL;
+		return -EINVAL;
+	if (WARN_ON_ONCE(refcount_read(&pages->ref) != 1))
+		return -EBUSY;
 	for (i = 0; i < mr->frmr_npages; i++) {
 		unsigned long pfn = PHYS_PFN(virt_to_phys((void *)(uintptr_t)mr->frmr_pages[i]));
 
@@ -510,9 +540,8 @@ static struct stag_pages *frmr_build_pages(struct stag_mr *mr, int *err)
 		else
 			runs[n++] = stag_run_make(pfn, per);
 	}
-	pages = stag_pages_from_runs(runs, n, err);
-	kvfree(runs);
-	return pages;
+	stag_pages_set_runs(pages, n);
+	return 0;
 }
 
 /**
@@ -527,32 +556,26 @@ static struct stag_pages *frmr_build_pages(struct stag_mr *mr, int *err)
 enum ib_wc_status stag_mr_fast_reg(struct stag_qp *qp, const struct stag_reg_wr *reg)
 {
 	struct stag_mr *mr = to_stag_mr((struct ib_mr *)(uintptr_t)reg->mr);
-	struct stag_pages *pages, *old;
 	struct stag_tpt_entry *e = &mr->entry;
-	int ret;
 
-	if (!mr->frmr_pages || mr->ibmr.pd != qp->ibqp.pd)
+	if (!mr->frmr_list || mr->ibmr.pd != qp->ibqp.pd)
 		return IB_WC_LOC_PROT_ERR;
 	if (stag_key_index(reg->key) != stag_key_index(e->key) ||
 	    stag_tpt_state(e) == STAG_TPT_VALID || stag_mr_check_access(reg->access))
-		return IB_WC_LOC_QP_OP_ERR;
-	pages = frmr_build_pages(mr, &ret);
-	if (!pages)
 		return IB_WC_LOC_QP_OP_ERR;
 
 	/*
 	 * The entry is not VALID, and its last invalidation waited out every
 	 * access, so nothing reads these fields until it is VALID again.
 	 */
-	old = e->pages;
-	e->pages = pages;
+	if (frmr_build_pages(mr))
+		return IB_WC_LOC_QP_OP_ERR;
+	WRITE_ONCE(e->pages, mr->frmr_list);
 	e->pages_offset = mr->frmr_offset;
 	e->iova = mr->ibmr.iova;
 	e->length = mr->ibmr.length;
 	e->access = reg->access;
 	WRITE_ONCE(e->key, reg->key);
 	stag_tpt_set_state(e, STAG_TPT_VALID);
-	if (old)
-		stag_pages_put(old);
 	return IB_WC_SUCCESS;
 }

@@ -21,9 +21,13 @@
 struct stag_mr {
 	struct ib_mr ibmr;
 	struct stag_tpt_entry entry;
-	atomic_t mw_count;	/* memory windows bound to this region */
 	u64 user_start;		/* user VA of the first byte, for re-pinning */
 	u64 *frmr_pages;	/* fast registration: page addresses from map_mr_sg */
+	/*
+	 * Fast registration: the page list every REG_MR rewrites in place,
+	 * allocated with the region, so that the I/O path allocates nothing.
+	 */
+	struct stag_pages *frmr_list;
 	u32 frmr_max;
 	u32 frmr_npages;
 	u32 frmr_offset;	/* of the first byte in the first page */
@@ -50,7 +54,6 @@ int stag_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata);
-int stag_mr_invalidate(struct stag_tpt_entry *e, const struct ib_pd *pd);
 enum ib_wc_status stag_mr_fast_reg(struct stag_qp *qp, const struct stag_reg_wr *reg);
 
 #endif /* _STAG_MR_H */

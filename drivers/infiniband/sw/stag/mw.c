@@ -5,12 +5,13 @@
  * checks an access through a window against the window, byte by byte,
  * exactly as it checks a region.
  *
- * Binding, unbinding and deregistration of a bound region serialise on
- * the device's bind_lock, so a region's count of bound windows is exact
- * when dereg reads it. A window changes only while it is not VALID, after
- * the accesses in flight through it have drained: an access that raced
- * with a rebind fails its next chunk's check and never reaches the new
- * binding's memory.
+ * Binding, unbinding, deallocation and deregistration of a bound region
+ * serialise on the TPT's lock, taken before any entry is looked up, so a
+ * region's count of bound windows is exact when dereg reads it, and no
+ * bind can find a window that dealloc is taking away. A window changes
+ * only while it is not VALID, after the accesses in flight through it have
+ * drained: an access that raced with a rebind fails its next chunk's check
+ * and never reaches the new binding's memory.
  */
 
 #include <linux/overflow.h>
@@ -49,6 +50,8 @@ int stag_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata)
 		return -ENOMEM;
 	stag_tpt_entry_init(e, STAG_TPT_MW, mw);
 	e->pd = ibmw->pd;
+	if (ibmw->type == IB_MW_TYPE_2)
+		e->inv = STAG_TPT_INV_WINDOW;
 	ret = stag_tpt_add(&sdev->tpt, e);
 	if (ret) {
 		kfree(e);
@@ -60,30 +63,13 @@ int stag_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * Takes the window back to unbound; accesses through it have drained. The
- * caller holds one reference to the entry, as stag_tpt_invalidate()
- * wants: exactly one, or the drain would wait for itself.
- */
-static void unbind(struct stag_dev *sdev, struct stag_mw *mw)
-{
-	struct stag_tpt_entry *e = mw->entry;
-
-	lockdep_assert_held(&sdev->bind_lock);
-	stag_tpt_invalidate(e);
-	if (e->pages)
-		stag_pages_put(e->pages);
-	e->pages = NULL;
-	e->length = 0;
-	e->qpn = 0;
-	if (mw->mr)
-		atomic_dec(&mw->mr->mw_count);
-	mw->mr = NULL;
-}
-
 /**
  * stag_mw_dealloc() - the dealloc_mw verb
  * @ibmw: the window; a bound window is unbound first
+ *
+ * Unbinding and removal from the table happen under one hold of the
+ * table's lock, so no bind can slip in between and bind a window that is
+ * about to be freed.
  *
  * Return: 0.
  */
@@ -92,14 +78,15 @@ int stag_mw_dealloc(struct ib_mw *ibmw)
 	struct stag_dev *sdev = to_stag_dev(ibmw->device);
 	struct stag_mw *mw = to_stag_mw(ibmw);
 	struct stag_tpt_entry *e = mw->entry;
+	struct stag_tpt *tpt = &sdev->tpt;
 
-	/* The reference unbind() wants the caller to hold. */
+	mutex_lock(&tpt->lock);
+	/* The reference stag_tpt_unbind() wants its caller to hold. */
 	refcount_inc(&e->ref);
-	mutex_lock(&sdev->bind_lock);
-	unbind(sdev, mw);
-	mutex_unlock(&sdev->bind_lock);
+	stag_tpt_unbind(tpt, e);
 	stag_tpt_put(e);
-	stag_tpt_remove(&sdev->tpt, e);
+	stag_tpt_remove(tpt, e);
+	mutex_unlock(&tpt->lock);
 	kfree_rcu(e, rcu);
 	atomic_dec(&sdev->mw_count);
 	return 0;
@@ -195,40 +182,40 @@ VISIBLE_IF_KUNIT void stag_mw_set_window(struct stag_tpt_entry *e,
 EXPORT_SYMBOL_IF_KUNIT(stag_mw_set_window);
 
 /* Points the window at its slice of the region; the caller checked it. */
-static void bind(struct stag_dev *sdev, struct stag_mw *mw, struct stag_tpt_entry *mre,
+static void bind(struct stag_tpt *tpt, struct stag_mw *mw, struct stag_tpt_entry *mre,
 		 const struct stag_mw_bind *b, u32 qpn)
 {
-	struct stag_mr *mr = mre->owner;
+	struct stag_tpt_entry *e = mw->entry;
 
-	lockdep_assert_held(&sdev->bind_lock);
+	lockdep_assert_held(&tpt->lock);
 	if (mre->pages)
 		stag_pages_get(mre->pages);
-	stag_mw_set_window(mw->entry, mre, b, mw->ibmw.type == IB_MW_TYPE_2 ? qpn : 0);
-	atomic_inc(&mr->mw_count);
-	mw->mr = mr;
+	stag_mw_set_window(e, mre, b, mw->ibmw.type == IB_MW_TYPE_2 ? qpn : 0);
+	atomic_inc(&mre->windows);
+	e->parent = mre;
 	mw->ibmw.rkey = b->new_rkey;
-	stag_tpt_set_state(mw->entry, STAG_TPT_VALID);
+	stag_tpt_set_state(e, STAG_TPT_VALID);
 }
 
 static enum ib_wc_status bind_locked(struct stag_qp *qp, struct stag_mw *mw,
 				     const struct stag_mw_bind *b)
 {
-	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
+	struct stag_tpt *tpt = &to_stag_dev(qp->ibqp.device)->tpt;
 	struct stag_tpt_entry *mre = NULL;
 	int ret;
 
-	lockdep_assert_held(&sdev->bind_lock);
+	lockdep_assert_held(&tpt->lock);
 	if (b->length)
-		mre = stag_tpt_lookup(&sdev->tpt, b->mr_lkey);
+		mre = stag_tpt_lookup(tpt, b->mr_lkey);
 	ret = stag_mw_check_bind(mw->entry, mw->ibmw.type, mre, qp->ibqp.pd, b);
 	if (ret) {
 		stag_dbg_qp(qp, "bind of %#x: %d\n", b->mw_rkey, ret);
 		goto out_put;
 	}
 	/* A type 1 window rebinds in place: the old binding ends first. */
-	unbind(sdev, mw);
+	stag_tpt_unbind(tpt, mw->entry);
 	if (b->length)
-		bind(sdev, mw, mre, b, qp->ibqp.qp_num);
+		bind(tpt, mw, mre, b, qp->ibqp.qp_num);
 	else
 		WRITE_ONCE(mw->entry->key, b->new_rkey);
 out_put:
@@ -242,13 +229,13 @@ out_put:
  * @qp: the QP whose send queue runs it
  * @wqe: the work request, copied and checked for its opcode
  *
- * Context: process context, under the QP's send mutex; waits for accesses
- * through the window to drain.
+ * Context: process context, under the QP's send mutex; takes the TPT's
+ * lock and waits for accesses through the window to drain.
  * Return: IB_WC_SUCCESS, or IB_WC_MW_BIND_ERR with nothing changed.
  */
 enum ib_wc_status stag_mw_bind(struct stag_qp *qp, const struct stag_swqe *wqe)
 {
-	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
+	struct stag_tpt *tpt = &to_stag_dev(qp->ibqp.device)->tpt;
 	struct stag_mw_bind b = {
 		.addr = wqe->hdr.wr.bind.addr,
 		.length = wqe->hdr.wr.bind.length,
@@ -264,67 +251,15 @@ enum ib_wc_status stag_mw_bind(struct stag_qp *qp, const struct stag_swqe *wqe)
 	 * The window is named by its index: a consumer may still hold the key
 	 * it was allocated with (a type 2 window's key is the consumer's and
 	 * only travels in the bind). Its PD is what entitles the binding.
+	 * The lock comes first: a reference held while waiting for it could
+	 * be the one its holder waits to drain.
 	 */
-	e = stag_tpt_lookup_index(&sdev->tpt, stag_key_index(b.mw_rkey));
-	if (!e)
-		return IB_WC_MW_BIND_ERR;
-	if (e->type == STAG_TPT_MW) {
-		mutex_lock(&sdev->bind_lock);
-		/* The window's own reference keeps it; ours keeps the entry. */
+	mutex_lock(&tpt->lock);
+	e = stag_tpt_lookup_index(tpt, stag_key_index(b.mw_rkey));
+	if (e && e->type == STAG_TPT_MW)
 		status = bind_locked(qp, e->owner, &b);
-		mutex_unlock(&sdev->bind_lock);
-	}
-	stag_tpt_put(e);
+	if (e)
+		stag_tpt_put(e);
+	mutex_unlock(&tpt->lock);
 	return status;
-}
-
-static int mw_invalidate(struct stag_dev *sdev, struct stag_tpt_entry *e, struct stag_qp *qp,
-			 bool remote)
-{
-	struct stag_mw *mw = e->owner;
-	int ret = 0;
-
-	mutex_lock(&sdev->bind_lock);
-	if (mw->ibmw.type != IB_MW_TYPE_2)
-		ret = -EINVAL;
-	else if (e->pd != qp->ibqp.pd || (remote && e->qpn != qp->ibqp.qp_num))
-		ret = -EPERM;
-	else if (stag_tpt_state(e) != STAG_TPT_VALID)
-		ret = -ENOENT;
-	else
-		unbind(sdev, mw);
-	mutex_unlock(&sdev->bind_lock);
-	return ret;
-}
-
-/**
- * stag_invalidate() - Local Invalidate, or the invalidation of a Send with
- * Invalidate
- * @sdev: the device whose table holds the key
- * @key: the key to invalidate
- * @qp: the QP that invalidates (the receiving QP for a Send with
- *	Invalidate)
- * @remote: the request came from the peer
- *
- * Fast-registration regions and type 2 windows can be invalidated by key;
- * a type 2 window only by its QP's peer, or locally by a QP of its PD.
- *
- * Context: process context; waits for accesses in flight to drain. The
- * caller holds no gate reference.
- * Return: 0; -ENOENT when the key names nothing valid; -EINVAL for what
- * cannot be invalidated by key; -EPERM for another PD or QP.
- */
-int stag_invalidate(struct stag_dev *sdev, u32 key, struct stag_qp *qp, bool remote)
-{
-	struct stag_tpt_entry *e = stag_tpt_lookup(&sdev->tpt, key);
-	int ret;
-
-	if (!e)
-		return -ENOENT;
-	if (e->type == STAG_TPT_MW)
-		ret = mw_invalidate(sdev, e, qp, remote);
-	else
-		ret = stag_mr_invalidate(e, qp->ibqp.pd);
-	stag_tpt_put(e);
-	return ret;
 }

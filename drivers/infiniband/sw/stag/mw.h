@@ -27,7 +27,6 @@ struct stag_mw {
 	 * still read it when the core frees the ib_mw right after dealloc.
 	 */
 	struct stag_tpt_entry *entry;
-	struct stag_mr *mr;	/* the region it is bound to; under bind_lock */
 };
 
 static inline struct stag_mw *to_stag_mw(struct ib_mw *ibmw)
@@ -51,7 +50,6 @@ enum ib_wc_status stag_mw_bind(struct stag_qp *qp, const struct stag_swqe *wqe);
 int stag_mw_check_bind(const struct stag_tpt_entry *mw, enum ib_mw_type type,
 		       const struct stag_tpt_entry *mr, const struct ib_pd *pd,
 		       const struct stag_mw_bind *b);
-int stag_invalidate(struct stag_dev *sdev, u32 key, struct stag_qp *qp, bool remote);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 void stag_mw_set_window(struct stag_tpt_entry *e, const struct stag_tpt_entry *mre,

@@ -17,36 +17,63 @@
 
 #define PIN_BATCH	(PAGE_SIZE / sizeof(struct page *))
 
-static struct stag_pages *pages_alloc(u32 nruns)
+/*
+ * Sizes here follow what was pinned, which RLIMIT_MEMLOCK bounds only
+ * without CAP_IPC_LOCK: one that is too large for kvmalloc is -ENOMEM,
+ * quietly.
+ */
+#define PAGES_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
+
+/**
+ * stag_pages_alloc() - an empty page list with room for some runs
+ * @max_runs: the room, at least 1
+ *
+ * For kernel memory, whose runs the caller writes and then publishes with
+ * stag_pages_set_runs(), as often as it likes while the list is its own:
+ * nothing is pinned or charged, and release only frees the list.
+ *
+ * Return: the list with one reference, or NULL.
+ */
+struct stag_pages *stag_pages_alloc(u32 max_runs)
 {
 	struct stag_pages *pages;
-	u32 nmarks = DIV_ROUND_UP(nruns, STAG_RUNS_PER_MARK);
+	u32 nmarks = DIV_ROUND_UP(max_runs, STAG_RUNS_PER_MARK);
 
-	pages = kvzalloc(struct_size(pages, runs, nruns), GFP_KERNEL_ACCOUNT);
+	pages = kvzalloc(struct_size(pages, runs, max_runs), PAGES_GFP);
 	if (!pages)
 		return NULL;
-	pages->marks = kvcalloc(max(nmarks, 1U), sizeof(u64), GFP_KERNEL_ACCOUNT);
+	pages->marks = kvcalloc(max(nmarks, 1U), sizeof(u64), PAGES_GFP);
 	if (!pages->marks) {
 		kvfree(pages);
 		return NULL;
 	}
 	refcount_set(&pages->ref, 1);
-	pages->nruns = nruns;
+	pages->max_runs = max_runs;
 	return pages;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_pages_alloc);
 
-static void pages_fill_marks(struct stag_pages *pages)
+/**
+ * stag_pages_set_runs() - index the first @nruns runs of a list
+ * @pages: the list, whose runs[] the caller has written
+ * @nruns: how many, at most pages->max_runs
+ */
+void stag_pages_set_runs(struct stag_pages *pages, u32 nruns)
 {
 	u64 pgidx = 0;
 	u32 i;
 
-	for (i = 0; i < pages->nruns; i++) {
+	if (WARN_ON_ONCE(nruns > pages->max_runs))
+		nruns = pages->max_runs;
+	for (i = 0; i < nruns; i++) {
 		if (i % STAG_RUNS_PER_MARK == 0)
 			pages->marks[i / STAG_RUNS_PER_MARK] = pgidx;
 		pgidx += stag_run_len(pages->runs[i]);
 	}
-	pages->npages = pgidx;
+	WRITE_ONCE(pages->nruns, nruns);
+	WRITE_ONCE(pages->npages, pgidx);
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_pages_set_runs);
 
 /* Appends a page to the runs being built; returns the new run count. */
 static u32 runs_append(u64 *runs, u32 nruns, unsigned long pfn)
@@ -83,13 +110,43 @@ static int charge_pinned(struct mm_struct *mm, u64 npages)
 	return 0;
 }
 
-/* Pins [start, start + npages pages) into runs; returns the run count. */
-static long pin_runs(u64 start, u64 npages, unsigned int gup_flags, u64 *runs)
+/*
+ * The runs pinned so far. The buffer grows with what is pinned, never
+ * ahead of it: a range that cannot be pinned costs nothing, however long.
+ */
+struct run_buf {
+	u64 *runs;
+	u32 n;
+	u32 room;
+};
+
+static int run_buf_reserve(struct run_buf *rb, u32 more)
+{
+	u64 want = max_t(u64, (u64)rb->room * 2, (u64)rb->n + more);
+	u64 *runs;
+
+	if (rb->n + more <= rb->room)
+		return 0;
+	if (want > U32_MAX)
+		return -ENOMEM;
+	runs = kvmalloc_array(want, sizeof(*runs), PAGES_GFP);
+	if (!runs)
+		return -ENOMEM;
+	if (rb->n)
+		memcpy(runs, rb->runs, rb->n * sizeof(*runs));
+	kvfree(rb->runs);
+	rb->runs = runs;
+	rb->room = want;
+	return 0;
+}
+
+/* Pins [start, start + npages pages) into @rb; unpins it all on failure. */
+static int pin_runs(u64 start, u64 npages, unsigned int gup_flags, struct run_buf *rb)
 {
 	struct page **batch;
 	u64 done = 0;
-	u32 nruns = 0;
 	long got, i;
+	int ret = 0;
 
 	batch = (struct page **)__get_free_page(GFP_KERNEL);
 	if (!batch)
@@ -98,17 +155,23 @@ static long pin_runs(u64 start, u64 npages, unsigned int gup_flags, u64 *runs)
 		got = pin_user_pages_fast(start + done * PAGE_SIZE,
 					  min_t(u64, npages - done, PIN_BATCH), gup_flags, batch);
 		if (got <= 0) {
-			runs_unpin(runs, nruns, false);
-			free_page((unsigned long)batch);
-			return got ? got : -EFAULT;
+			ret = got ? got : -EFAULT;
+			break;
+		}
+		ret = run_buf_reserve(rb, got);
+		if (ret) {
+			unpin_user_pages(batch, got);
+			break;
 		}
 		for (i = 0; i < got; i++)
-			nruns = runs_append(runs, nruns, page_to_pfn(batch[i]));
+			rb->n = runs_append(rb->runs, rb->n, page_to_pfn(batch[i]));
 		done += got;
 		cond_resched();
 	}
 	free_page((unsigned long)batch);
-	return nruns;
+	if (ret)
+		runs_unpin(rb->runs, rb->n, false);
+	return ret;
 }
 
 /**
@@ -122,15 +185,15 @@ static long pin_runs(u64 start, u64 npages, unsigned int gup_flags, u64 *runs)
  * Return: the list with one reference, or NULL with *err set: -EINVAL for
  * an empty or wrapping range, -ENOMEM past RLIMIT_MEMLOCK or out of
  * memory, -EFAULT for an unmapped range. Nothing stays pinned or charged
- * on failure.
+ * on failure, and nothing is allocated for pages that were not pinned.
  */
 struct stag_pages *stag_pages_pin_user(u64 start, u64 length, bool writable, int *err)
 {
 	unsigned int gup_flags = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
 	struct mm_struct *mm = current->mm;
+	struct run_buf rb = {};
 	struct stag_pages *pages;
-	u64 end, npages, *runs;
-	long nruns;
+	u64 end, npages;
 
 	might_sleep();
 	*err = -EINVAL;
@@ -144,33 +207,27 @@ struct stag_pages *stag_pages_pin_user(u64 start, u64 length, bool writable, int
 	if (*err)
 		return NULL;
 
-	*err = -ENOMEM;
-	runs = kvmalloc_array(npages, sizeof(*runs), GFP_KERNEL_ACCOUNT);
-	if (!runs)
-		goto err_uncharge;
-	nruns = pin_runs(start & PAGE_MASK, npages, gup_flags, runs);
-	if (nruns < 0) {
-		*err = nruns;
+	*err = pin_runs(start & PAGE_MASK, npages, gup_flags, &rb);
+	if (*err)
 		goto err_free_runs;
-	}
-	pages = pages_alloc(nruns);
+	*err = -ENOMEM;
+	pages = stag_pages_alloc(rb.n);
 	if (!pages)
 		goto err_unpin;
-	memcpy(pages->runs, runs, nruns * sizeof(*runs));
-	kvfree(runs);
+	memcpy(pages->runs, rb.runs, rb.n * sizeof(*rb.runs));
+	kvfree(rb.runs);
 
 	pages->user = true;
 	pages->writable = writable;
 	pages->mm = mm;
 	mmgrab(mm);
-	pages_fill_marks(pages);
+	stag_pages_set_runs(pages, rb.n);
 	return pages;
 
 err_unpin:
-	runs_unpin(runs, nruns, false);
+	runs_unpin(rb.runs, rb.n, false);
 err_free_runs:
-	kvfree(runs);
-err_uncharge:
+	kvfree(rb.runs);
 	atomic64_sub(npages, &mm->pinned_vm);
 	return NULL;
 }
@@ -193,11 +250,11 @@ struct stag_pages *stag_pages_from_runs(const u64 *runs, u32 nruns, int *err)
 	if (!nruns)
 		return NULL;
 	*err = -ENOMEM;
-	pages = pages_alloc(nruns);
+	pages = stag_pages_alloc(nruns);
 	if (!pages)
 		return NULL;
 	memcpy(pages->runs, runs, nruns * sizeof(*runs));
-	pages_fill_marks(pages);
+	stag_pages_set_runs(pages, nruns);
 	*err = 0;
 	return pages;
 }
@@ -242,8 +299,8 @@ EXPORT_SYMBOL_IF_KUNIT(stag_pages_page);
  */
 size_t stag_pages_size(const struct stag_pages *pages)
 {
-	return struct_size(pages, runs, pages->nruns) +
-	       max(DIV_ROUND_UP(pages->nruns, STAG_RUNS_PER_MARK), 1U) * sizeof(u64);
+	return struct_size(pages, runs, pages->max_runs) +
+	       max(DIV_ROUND_UP(pages->max_runs, STAG_RUNS_PER_MARK), 1U) * sizeof(u64);
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_pages_size);
 
@@ -266,6 +323,7 @@ void stag_pages_put(struct stag_pages *pages)
 			atomic64_sub(pages->npages, pages->pinned_stat);
 	}
 	kvfree(pages->marks);
-	kvfree(pages);
+	/* Readers outside the gate may still look at the counts. */
+	kvfree_rcu(pages, rcu);
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_pages_put);

@@ -19,19 +19,27 @@
 #define STAG_RUN_MAX_PAGES	(1UL << (64 - STAG_RUN_LEN_SHIFT))
 #define STAG_RUNS_PER_MARK	64
 
+/*
+ * npages and nruns are also read outside the data path (restrack,
+ * debugfs) under RCU: a list is freed only after a grace period.
+ */
 struct stag_pages {
 	refcount_t ref;
 	u64 npages;
 	u32 nruns;
+	u32 max_runs;		/* room in runs[] */
 	bool user;		/* pinned from userspace: unpin at release */
 	bool writable;		/* pinned for write: mark dirty at release */
 	struct mm_struct *mm;	/* charged for the pins (mm->pinned_vm) */
 	atomic64_t *pinned_stat;	/* a device's count of pinned pages, or NULL */
 	u64 *marks;		/* first page index of every 64th run */
+	struct rcu_head rcu;
 	u64 runs[];
 };
 
 struct stag_pages *stag_pages_pin_user(u64 start, u64 length, bool writable, int *err);
+struct stag_pages *stag_pages_alloc(u32 max_runs);
+void stag_pages_set_runs(struct stag_pages *pages, u32 nruns);
 struct stag_pages *stag_pages_from_runs(const u64 *runs, u32 nruns, int *err);
 struct page *stag_pages_page(const struct stag_pages *pages, u64 pgidx);
 void stag_pages_put(struct stag_pages *pages);

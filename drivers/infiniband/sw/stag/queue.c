@@ -57,14 +57,19 @@ EXPORT_SYMBOL_IF_KUNIT(stag_queue_init);
  * stag_queue_uninit() - withdraw a ring from userspace and free it
  * @q: the queue
  *
- * A mapping the process still has keeps its pages (the mapping holds page
- * references), so the process can go on scribbling on memory nobody reads.
+ * A shared ring belongs to its mmap entry, which an mmap() in progress
+ * holds: it is freed in stag_queue_mmap_free(), once the last holder lets
+ * go, never while remap_vmalloc_range() may be reading it. A mapping the
+ * process still has keeps its pages (the mapping holds page references),
+ * so the process can go on scribbling on memory nobody reads.
  */
 void stag_queue_uninit(struct stag_queue *q)
 {
 	if (q->mmap)
 		rdma_user_mmap_entry_remove(&q->mmap->rdma);
-	vfree(q->ctl);
+	else
+		vfree(q->ctl);
+	q->mmap = NULL;
 	q->ctl = NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_queue_uninit);
@@ -166,7 +171,11 @@ int stag_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	return ret;
 }
 
+/* The last reference to a shared ring's entry is gone: free the ring. */
 void stag_queue_mmap_free(struct rdma_user_mmap_entry *rdma)
 {
-	kfree(container_of(rdma, struct stag_mmap_entry, rdma));
+	struct stag_mmap_entry *entry = container_of(rdma, struct stag_mmap_entry, rdma);
+
+	vfree(entry->addr);
+	kfree(entry);
 }

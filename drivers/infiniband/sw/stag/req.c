@@ -254,8 +254,9 @@ static enum ib_wc_status local_op(struct stag_qp *qp, const struct stag_swqe *wq
 
 	switch (wqe->hdr.opcode) {
 	case IB_WR_LOCAL_INV:
-		ret = stag_invalidate(sdev, wqe->hdr.ex, qp, false);
-		if (ret == -EINVAL)
+		ret = stag_tpt_invalidate_key(&sdev->tpt, wqe->hdr.ex, qp->ibqp.pd,
+					      qp->ibqp.qp_num, false);
+		if (ret == -EINVAL || ret == -EBUSY)
 			return IB_WC_LOC_QP_OP_ERR;
 		return ret ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	case IB_WR_REG_MR:

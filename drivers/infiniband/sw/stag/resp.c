@@ -14,7 +14,6 @@
 
 #include "cq.h"
 #include "dev.h"
-#include "mw.h"
 #include "qp.h"
 #include "resp.h"
 #include "srq.h"
@@ -193,7 +192,8 @@ static enum stag_resp_result do_send(struct stag_qp *dst, struct stag_msg *msg)
 		 * never wait on this thread.
 		 */
 		stag_sgl_release(msg->local);
-		if (stag_invalidate(to_stag_dev(dst->ibqp.device), hdr->ex, dst, true)) {
+		if (stag_tpt_invalidate_key(&to_stag_dev(dst->ibqp.device)->tpt, hdr->ex,
+					    dst->ibqp.pd, dst->ibqp.qp_num, true)) {
 			recv_error(dst, IB_WC_LOC_PROT_ERR);
 			return STAG_RESP_NAK_OP;
 		}
@@ -296,17 +296,34 @@ static enum stag_resp_result do_atomic(struct stag_qp *dst, struct stag_msg *msg
 	return STAG_RESP_ACK;
 }
 
-static bool accepts(const struct stag_qp *dst, const struct stag_msg *msg)
+/*
+ * An RC or UC QP hears only its connected peer: the QP its dest_qp_num
+ * names, at its destination GID, sending to its own source GID. On
+ * loopback the sending QP is known, so the check is exact.
+ */
+static bool from_peer(const struct stag_qp *dst, const struct stag_msg *msg)
+{
+	const struct stag_qp *src = msg->src;
+
+	return src->ibqp.qp_num == READ_ONCE(dst->attr.dest_qp_num) &&
+	       !memcmp(src->sgid.raw, dst->dgid.raw, sizeof(dst->dgid.raw)) &&
+	       !memcmp(src->dgid.raw, dst->sgid.raw, sizeof(dst->sgid.raw));
+}
+
+/* Why a message is dropped, as the counter it goes to; STAG_CNT_NUM: it is not. */
+static enum stag_counter drop_reason(const struct stag_qp *dst, const struct stag_msg *msg)
 {
 	enum ib_qp_state state = stag_qp_state(dst);
 
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD &&
 	    state != IB_QPS_SQE)
-		return false;
+		return STAG_CNT_DROP_QP_STATE;
 	if (!types_match(msg->src, dst))
-		return false;
+		return STAG_CNT_DROP_QP_STATE;
 	/* A UD message with the wrong qkey is dropped (IBA 10.2.5). */
-	return !is_ud(dst) || msg->qkey == READ_ONCE(dst->attr.qkey);
+	if (is_ud(dst))
+		return msg->qkey == READ_ONCE(dst->attr.qkey) ? STAG_CNT_NUM : STAG_CNT_DROP_QKEY;
+	return from_peer(dst, msg) ? STAG_CNT_NUM : STAG_CNT_DROP_NOT_PEER;
 }
 
 /**
@@ -314,19 +331,25 @@ static bool accepts(const struct stag_qp *dst, const struct stag_msg *msg)
  * @dst: the destination QP, referenced, its resp_mutex held
  * @msg: the message
  *
- * An RC responder that NAKs a request for a bad key, a right it lacks or
- * an invalid request moves to the error state (IBA class C errors).
+ * A message the QP does not take (its state, its transport, a UD qkey, or
+ * for RC and UC a sender that is not its connected peer) is dropped and
+ * counted, and leaves the QP untouched. An RC responder that NAKs a
+ * request for a bad key, a right it lacks or an invalid request moves to
+ * the error state (IBA class C errors).
  *
  * Return: the answer the requester gets.
  */
 enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *msg)
 {
+	enum stag_counter drop = drop_reason(dst, msg);
 	u8 op = msg->wqe->hdr.opcode;
 	enum stag_resp_result res;
 
 	lockdep_assert_held(&dst->resp_mutex);
-	if (!accepts(dst, msg))
+	if (drop != STAG_CNT_NUM) {
+		stag_count(to_stag_dev(dst->ibqp.device), drop);
 		return STAG_RESP_DROP;
+	}
 
 	if (stag_wqe_is_send(op))
 		res = do_send(dst, msg);

@@ -34,6 +34,8 @@ void stag_sgl_release(struct stag_sgl *sgl)
 
 	for (i = 0; i < sgl->num; i++)
 		stag_gate_exit(&sgl->ent[i].ref);
+	if (sgl->num)
+		stag_tpt_access_end();
 	sgl->num = 0;
 	sgl->length = 0;
 }
@@ -46,6 +48,10 @@ void stag_sgl_release(struct stag_sgl *sgl)
  * @sge: the entries, from a WQE's kernel copy
  * @num: their number, at most STAG_MAX_SGE
  * @access: the rights every entry needs
+ *
+ * A list that holds entries holds gate references: until it is released,
+ * its thread must not wait for a lock a drain may be waited under
+ * (stag_tpt_access_map tells lockdep so).
  *
  * Return: 0, or the gate's errno for the first entry that fails.
  */
@@ -69,6 +75,8 @@ int stag_sgl_build(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct stag
 			stag_sgl_release(sgl);
 			return ret;
 		}
+		if (!sgl->num)
+			stag_tpt_access_begin();
 		ent->len = sge[i].length;
 		sgl->length += ent->len;
 		sgl->num++;

@@ -10,6 +10,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "ah.h"
+#include "counters.h"
 #include "cq.h"
 #include "dev.h"
 #include "mr.h"
@@ -87,6 +88,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.uverbs_abi_ver = STAG_UVERBS_ABI_VERSION,
 
 	.add_gid = stag_route_add_gid,
+	.alloc_hw_port_stats = stag_counters_alloc_port_stats,
 	.alloc_mr = stag_mr_alloc,
 	.alloc_mw = stag_mw_alloc,
 	.alloc_pd = stag_pd_alloc,
@@ -109,6 +111,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.disassociate_ucontext = stag_disassociate_ucontext,
 	.fill_res_mr_entry = stag_mr_fill_res_entry,
 	.get_dma_mr = stag_mr_get_dma,
+	.get_hw_stats = stag_counters_get_stats,
 	.get_link_layer = stag_get_link_layer,
 	.get_port_immutable = stag_get_port_immutable,
 	.map_mr_sg = stag_mr_map_sg,
