@@ -25,6 +25,7 @@
 #include "req.h"
 #include "resp.h"
 #include "srq.h"
+#include "xport.h"
 
 static struct workqueue_struct *stag_wq;
 
@@ -118,7 +119,7 @@ void stag_qp_error(struct stag_qp *qp)
 		enter_error(qp);
 }
 
-static void qp_event(struct stag_qp *qp, enum ib_event_type type)
+void stag_qp_event(struct stag_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -139,7 +140,7 @@ void stag_qp_fatal(struct stag_qp *qp)
 	stag_dbg_qp(qp, "corrupted queue\n");
 	if (set_error(qp)) {
 		enter_error(qp);
-		qp_event(qp, IB_EVENT_QP_FATAL);
+		stag_qp_event(qp, IB_EVENT_QP_FATAL);
 	}
 }
 
@@ -171,14 +172,23 @@ static int check_init_attr(const struct ib_qp_init_attr *init, bool user)
 	return 0;
 }
 
-static int alloc_scratch(struct stag_qp *qp)
+/*
+ * The requester's window: RC keeps many sends in flight on the wire; UC
+ * and UD sends are through once they are sent, one at a time.
+ */
+#define STAG_SQ_WINDOW	64
+
+static int alloc_scratch(struct stag_qp *qp, u32 sq_slots)
 {
-	qp->sq.wqe = kmalloc(sizeof(*qp->sq.wqe), GFP_KERNEL);
+	u32 n = qp->ibqp.qp_type == IB_QPT_RC ? min(sq_slots, STAG_SQ_WINDOW) : 1;
+
+	qp->sq.sends = kvcalloc(n, sizeof(*qp->sq.sends), GFP_KERNEL);
+	qp->sq.nsends = n;
 	qp->sq.local = kmalloc(sizeof(*qp->sq.local), GFP_KERNEL);
 	qp->rq.wqe = kmalloc(sizeof(*qp->rq.wqe), GFP_KERNEL);
 	qp->rq.sgl = kmalloc(sizeof(*qp->rq.sgl), GFP_KERNEL);
 	qp->rq.remote = kmalloc(sizeof(*qp->rq.remote), GFP_KERNEL);
-	if (qp->sq.wqe && qp->sq.local && qp->rq.wqe && qp->rq.sgl && qp->rq.remote)
+	if (qp->sq.sends && qp->sq.local && qp->rq.wqe && qp->rq.sgl && qp->rq.remote)
 		return 0;
 	return -ENOMEM;
 }
@@ -189,7 +199,7 @@ static void free_scratch(struct stag_qp *qp)
 	kfree(qp->rq.sgl);
 	kfree(qp->rq.wqe);
 	kfree(qp->sq.local);
-	kfree(qp->sq.wqe);
+	kvfree(qp->sq.sends);
 }
 
 /* Sizes the rings and reports what the QP got in @cap. */
@@ -330,13 +340,14 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 	qp->sq.sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->sq.limits.type = init->qp_type;
 	qp->sq.limits.user = qp->user;
+	qp->sq.xport = &stag_loopback_xport;
 
-	ret = alloc_scratch(qp);
-	if (ret)
-		goto err_free_scratch;
 	ret = init_queues(qp, init);
 	if (ret)
-		goto err_free_scratch;
+		return ret;
+	ret = alloc_scratch(qp, qp->sq.max_wr);
+	if (ret)
+		goto err_uninit_queues;
 	init_attr(qp, init);
 	if (udata) {
 		ret = share_queues(qp, udata);
@@ -351,9 +362,8 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 	return 0;
 
 err_uninit_queues:
-	uninit_queues(qp);
-err_free_scratch:
 	free_scratch(qp);
+	uninit_queues(qp);
 	return ret;
 }
 
@@ -468,11 +478,7 @@ static void reset_queues(struct stag_qp *qp)
 
 	mutex_lock(&qp->sq.mutex);
 	mutex_lock(&qp->resp_mutex);
-	if (!stag_queue_avail(&qp->sq.queue, &avail))
-		while (avail--)
-			stag_queue_pop(&qp->sq.queue);
-	qp->sq.pending = false;
-	qp->sq.waiting = false;
+	stag_req_reset(qp);
 	if (!qp->srq) {
 		if (!stag_queue_avail(&qp->rq.queue, &avail))
 			while (avail--)
@@ -481,6 +487,27 @@ static void reset_queues(struct stag_qp *qp)
 	}
 	mutex_unlock(&qp->resp_mutex);
 	mutex_unlock(&qp->sq.mutex);
+}
+
+/*
+ * The requester's side of a transition: the transport once the path is
+ * known, the send PSN, and the drain event of SQD.
+ */
+static void ready_queues(struct stag_qp *qp, enum ib_qp_state cur, enum ib_qp_state new,
+			 int mask)
+{
+	struct stag_sq *sq = &qp->sq;
+
+	mutex_lock(&sq->mutex);
+	if (new == IB_QPS_RTR && cur != IB_QPS_RTR)
+		sq->xport = stag_xport_select(qp);
+	if (mask & IB_QP_SQ_PSN)
+		stag_req_set_psn(qp, READ_ONCE(qp->attr.sq_psn));
+	if (new == IB_QPS_SQD && cur == IB_QPS_RTS && qp->attr.en_sqd_async_notify)
+		sq->drain_event = true;
+	mutex_unlock(&sq->mutex);
+	if (new == IB_QPS_RTS || new == IB_QPS_SQD)
+		stag_qp_kick(qp);
 }
 
 /**
@@ -533,14 +560,8 @@ int stag_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask, struct
 		reset_queues(qp);
 	else if (new == IB_QPS_ERR && cur != IB_QPS_ERR)
 		enter_error(qp);
-	else if (new == IB_QPS_RTS)
-		stag_qp_kick(qp);
-	if (new == IB_QPS_SQD && cur == IB_QPS_RTS && qp->attr.en_sqd_async_notify) {
-		/* Work starts and finishes under the requester's mutex. */
-		mutex_lock(&qp->sq.mutex);
-		mutex_unlock(&qp->sq.mutex);
-		qp_event(qp, IB_EVENT_SQ_DRAINED);
-	}
+	else
+		ready_queues(qp, cur, new, mask);
 	return 0;
 }
 

@@ -26,6 +26,29 @@
 struct stag_cq;
 struct stag_dev;
 struct stag_srq;
+struct stag_xport;
+
+/*
+ * A WQE the requester fetched and has not completed yet: its kernel copy,
+ * and how far its transport got with it.
+ */
+struct stag_send {
+	struct stag_swqe wqe;
+	bool started;		/* its transport took it on */
+	bool done;		/* and is through with it: complete with status */
+	bool rd_atomic;		/* counted in stag_sq.rd_atomic */
+	enum ib_wc_status status;
+	/* RoCE: */
+	u32 first_psn;
+	u32 last_psn;
+	u32 next_psn;		/* its next packet to send; last_psn + 1 once sent */
+	u64 placed;		/* a read: bytes of its response placed */
+};
+
+/* Bits in stag_sq.flags. */
+enum {
+	STAG_SQ_EXPIRED,	/* the timer fired; the run acts on it */
+};
 
 /* The requester's side: see req.c. */
 struct stag_sq {
@@ -35,17 +58,30 @@ struct stag_sq {
 	struct stag_wqe_limits limits;
 	u32 max_wr;
 	bool sig_all;
+	unsigned long flags;
+	struct timer_list timer;	/* holds a QP reference while armed */
 	/* Under mutex: */
-	bool pending;		/* wqe is fetched and not yet completed */
-	bool waiting;		/* timer armed for wqe: RNR or no answer */
+	const struct stag_xport *xport;
+	struct stag_send *sends;	/* the window: fetched, not completed */
+	u32 nsends;		/* its slots, a power of two */
+	u32 head;		/* the oldest send */
+	u32 start;		/* the first not started */
+	u32 tail;		/* where the next is fetched to */
+	bool waiting;		/* for the timer: nothing starts meanwhile */
 	bool dead;		/* being destroyed: arm nothing */
+	bool drain_event;	/* SQD: tell the consumer once the window is empty */
 	u8 retry_left;
 	u8 rnr_left;
-	u8 rnr_timer;		/* the responder's min_rnr_timer, from its NAK */
-	enum ib_wc_status status;	/* of fetching wqe */
-	struct stag_swqe *wqe;
-	struct stag_sgl *local;	/* wqe's local buffers, through the gate */
-	struct timer_list timer;	/* holds a QP reference while pending */
+	u8 rnr_timer;		/* loopback: the responder's min_rnr_timer */
+	struct stag_sgl *local;	/* loopback: the send's local buffers */
+	/* RoCE: */
+	u32 psn;		/* the next new PSN */
+	u32 una;		/* the oldest PSN not acknowledged */
+	u32 next;		/* the first send with packets to go */
+	u32 noack;		/* packets since the last AckReq */
+	u32 rd_atomic;		/* reads and atomics outstanding */
+	u32 rd_psn;		/* the response PSN a read awaits next */
+	bool nak_retry;		/* a go-back-N for a NAK or a gap is under way */
 };
 
 /* The responder's side: see resp.c. */
@@ -141,6 +177,7 @@ struct stag_qp *stag_qp_get_by_qpn(struct stag_dev *sdev, u32 qpn);
 void stag_qp_kick(struct stag_qp *qp);
 void stag_qp_error(struct stag_qp *qp);
 void stag_qp_fatal(struct stag_qp *qp);
+void stag_qp_event(struct stag_qp *qp, enum ib_event_type type);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 int stag_qp_check_attr(const struct stag_qp *qp, const struct ib_qp_attr *attr, int mask,

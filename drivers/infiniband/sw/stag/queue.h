@@ -55,11 +55,22 @@ static inline void *stag_queue_head(const struct stag_queue *q)
 	return stag_queue_slot(q, q->index);
 }
 
+/*
+ * Gives slots up to @cons back to the producer. A consumer that holds on
+ * to what it took (the send queue, until a WQE completes) gives them back
+ * later than it takes them.
+ */
+static inline void stag_queue_release(struct stag_queue *q, u32 cons)
+{
+	/* The slots have been copied out: the producer may reuse them. */
+	smp_store_release(&q->ctl->cons, cons);
+}
+
+/* Takes the slot at the head, and gives it back at once. */
 static inline void stag_queue_pop(struct stag_queue *q)
 {
 	q->index++;
-	/* The slot has been copied out: the producer may reuse it. */
-	smp_store_release(&q->ctl->cons, q->index);
+	stag_queue_release(q, q->index);
 }
 
 /* Producer side: the slot at the kernel's prod, and publishing it. */

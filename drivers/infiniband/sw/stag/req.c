@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The requester: runs a QP's send queue in order, one WQE at a time.
+ * The requester: runs a QP's send queue.
  *
- * Each WQE is copied out of the ring once (wqe.c), its local buffers pass
- * the gate, and the message goes to the destination QP's responder, which
- * executes it whole and answers as an ACK or NAK would. An RNR NAK or no
- * answer at all keeps the WQE pending and arms the QP's timer; the WQE is
- * retried when it fires, until the retry counts run out. Everything after
- * a pending WQE waits for it, which is what keeps RC ordered.
+ * Each WQE is copied out of its ring slot once (wqe.c) into the QP's
+ * window: the sends fetched and not completed yet, oldest first. The QP's
+ * transport (xport.h) takes them on in order and says when each is done;
+ * WQEs that act on the local TPT only (REG_MR, LOCAL_INV, BIND_MW), and
+ * WQEs with a fence, wait until every send before them is done. Sends
+ * complete in order, from the oldest, and a ring slot goes back to the
+ * producer only when its WQE completes: the WQEs a consumer has
+ * outstanding never exceed the depth of its queue.
+ *
+ * A send that fails where it is fetched (a malformed WQE) completes in
+ * its turn, and nothing after it starts: its error moves the QP to the
+ * error state, and the rest are flushed.
  *
  * Context: process context (the user's doorbell syscall or the QP's work),
  * under sq.mutex.
@@ -22,8 +28,7 @@
 #include "mw.h"
 #include "qp.h"
 #include "req.h"
-#include "resp.h"
-#include "route.h"
+#include "xport.h"
 
 /* IBA table 45: the RNR NAK timer field, in microseconds. */
 static const u32 rnr_usecs[32] = {
@@ -32,218 +37,150 @@ static const u32 rnr_usecs[32] = {
 	163840, 245760, 327680, 491520,
 };
 
-static unsigned long rnr_delay(u8 min_rnr_timer)
+unsigned long stag_req_rnr_delay(u8 min_rnr_timer)
 {
 	return usecs_to_jiffies(rnr_usecs[min_rnr_timer & 31]);
 }
 
 /*
  * The local ACK timeout, 4.096 us * 2^timeout. Zero means infinite in the
- * IBA; a loopback retry costs nothing, so stag retries every second then
- * and never gives up.
+ * IBA; stag retries every second then and never gives up.
  */
-static unsigned long ack_timeout(u8 timeout)
+unsigned long stag_req_ack_timeout(u8 timeout)
 {
 	if (!timeout)
 		return HZ;
 	return usecs_to_jiffies(div_u64(4096ULL << min_t(u8, timeout, 31), 1000));
 }
 
+struct stag_send *stag_req_send(struct stag_qp *qp, u32 index)
+{
+	return &qp->sq.sends[index & (qp->sq.nsends - 1)];
+}
+
+/**
+ * stag_req_done() - a transport is through with a send
+ * @qp: its QP
+ * @s: the send, started
+ * @status: what it completes with, in its turn
+ */
+void stag_req_done(struct stag_qp *qp, struct stag_send *s, enum ib_wc_status status)
+{
+	lockdep_assert_held(&qp->sq.mutex);
+	s->done = true;
+	s->status = status;
+}
+
 void stag_req_timer(struct timer_list *t)
 {
 	struct stag_qp *qp = from_timer(qp, t, sq.timer);
 
-	/* The armed timer's reference passes to the work, or is dropped. */
+	/* The run acts on it; the armed timer's reference goes to the work. */
+	set_bit(STAG_SQ_EXPIRED, &qp->sq.flags);
 	stag_qp_kick(qp);
 	stag_qp_put(qp);
 }
 
-/* Arms the timer for the pending WQE; false once the QP is going away. */
-static void arm_timer(struct stag_qp *qp, unsigned long delay)
+/**
+ * stag_req_arm() - (re)arm the QP's timer
+ * @qp: the QP
+ * @delay: jiffies from now
+ *
+ * The armed timer holds a QP reference. Nothing is armed once the QP is
+ * being destroyed.
+ */
+void stag_req_arm(struct stag_qp *qp, unsigned long delay)
 {
 	lockdep_assert_held(&qp->sq.mutex);
 	if (qp->sq.dead)
 		return;
-	qp->sq.waiting = true;
 	stag_qp_get(qp);
 	if (mod_timer(&qp->sq.timer, jiffies + max(delay, 1UL)))
 		stag_qp_put(qp);
 }
 
-static void complete_wqe(struct stag_qp *qp, enum ib_wc_status status)
+/* Stops the QP's timer if it is armed, with the reference it held. */
+void stag_req_disarm(struct stag_qp *qp)
 {
-	const struct stag_swqe *wqe = qp->sq.wqe;
+	lockdep_assert_held(&qp->sq.mutex);
+	if (timer_delete(&qp->sq.timer))
+		stag_qp_put(qp);
+}
+
+static void complete_send(struct stag_qp *qp, const struct stag_send *s)
+{
+	const struct stag_swqe *wqe = &s->wqe;
 	struct ib_wc wc = {
 		.wr_id = wqe->hdr.wr_id,
-		.status = status,
+		.status = s->status,
 		.opcode = stag_wqe_wc_opcode(wqe->hdr.opcode),
 		.byte_len = wqe->length,
 		.qp = &qp->ibqp,
 		.port_num = STAG_PORT_NUM,
 	};
 
-	qp->sq.pending = false;
-	if (status == IB_WC_SUCCESS && !qp->sq.sig_all &&
+	if (s->status == IB_WC_SUCCESS && !qp->sq.sig_all &&
 	    !(wqe->hdr.send_flags & IB_SEND_SIGNALED))
 		return;
 	/* A full CQ is in error and has told its consumer; nothing more to do. */
 	stag_cq_post(qp->scq, &wc, false);
-	if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
+	if (s->status != IB_WC_SUCCESS && s->status != IB_WC_WR_FLUSH_ERR)
 		stag_qp_error(qp);
 }
 
+/* Completes the done sends at the head of the window, and frees their slots. */
+static void retire(struct stag_qp *qp)
+{
+	struct stag_sq *sq = &qp->sq;
+	u32 head = sq->head;
+
+	while (sq->head != sq->tail && stag_req_send(qp, sq->head)->done) {
+		complete_send(qp, stag_req_send(qp, sq->head));
+		sq->head++;
+	}
+	if ((s32)(sq->start - sq->head) < 0)
+		sq->start = sq->head;
+	if (sq->head != head)
+		stag_queue_release(&sq->queue, sq->queue.index - (sq->tail - sq->head));
+}
+
+/* Copies the next WQE into the window; false when there is none or no room. */
 static bool fetch(struct stag_qp *qp)
 {
 	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
-	struct stag_queue *q = &qp->sq.queue;
-	struct stag_swqe *wqe = qp->sq.wqe;
+	struct stag_sq *sq = &qp->sq;
+	struct stag_queue *q = &sq->queue;
 	enum ib_wc_status status;
+	struct stag_send *s;
 	u32 avail;
 
-	lockdep_assert_held(&qp->sq.mutex);
+	lockdep_assert_held(&sq->mutex);
+	if (sq->tail - sq->head == sq->nsends)
+		return false;
 	if (stag_queue_avail(q, &avail)) {
 		stag_qp_fatal(qp);
 		return false;
 	}
 	if (!avail)
 		return false;
-	status = stag_wqe_fetch_send(&qp->sq.limits, stag_queue_head(q), q->slot_size, wqe);
-	stag_queue_pop(q);
-	if (!status && stag_wqe_is_send(wqe->hdr.opcode) &&
-	    (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) &&
-	    stag_ah_copy_av(sdev, wqe->hdr.wr.ud.ah, qp->ibqp.pd, &wqe->av))
-		status = IB_WC_LOC_QP_OP_ERR;
-	qp->sq.pending = true;
-	qp->sq.status = status;
-	qp->sq.retry_left = qp->attr.retry_cnt;
-	qp->sq.rnr_left = qp->attr.rnr_retry;
+	s = stag_req_send(qp, sq->tail);
+	status = stag_wqe_fetch_send(&sq->limits, stag_queue_head(q), q->slot_size, &s->wqe);
+	/* Taken, not given back: the slot is freed when the WQE completes. */
+	q->index++;
+	if (!status && stag_wqe_is_send(s->wqe.hdr.opcode) &&
+	    (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)) {
+		if (stag_ah_copy_av(sdev, s->wqe.hdr.wr.ud.ah, qp->ibqp.pd, &s->wqe.av))
+			status = IB_WC_LOC_QP_OP_ERR;
+		else if (s->wqe.length > ib_mtu_enum_to_int(stag_port_active_mtu(&sdev->port)))
+			status = IB_WC_LOC_LEN_ERR;
+	}
+	s->started = false;
+	s->done = status != IB_WC_SUCCESS;
+	s->status = status;
+	s->rd_atomic = false;
+	s->placed = 0;
+	sq->tail++;
 	return true;
-}
-
-/* Where the message goes: the connected peer, or the WQE's address. */
-static struct stag_qp *route(struct stag_qp *qp, struct stag_msg *msg)
-{
-	const struct stag_swqe *wqe = msg->wqe;
-
-	if (qp->ibqp.qp_type != IB_QPT_UD && qp->ibqp.qp_type != IB_QPT_GSI)
-		return stag_route_find_qp(&qp->dgid, READ_ONCE(qp->attr.dest_qp_num));
-	msg->av = &wqe->av;
-	/* A qkey with the high bit set means the QP's own (IBA 10.2.5). */
-	msg->qkey = wqe->hdr.wr.ud.remote_qkey & 0x80000000 ? READ_ONCE(qp->attr.qkey) :
-							      wqe->hdr.wr.ud.remote_qkey;
-	return stag_route_find_qp(&wqe->av.dgid, wqe->hdr.wr.ud.remote_qpn & 0xffffff);
-}
-
-static enum ib_wc_status nak_status(enum stag_resp_result result)
-{
-	switch (result) {
-	case STAG_RESP_NAK_ACCESS:
-		return IB_WC_REM_ACCESS_ERR;
-	case STAG_RESP_NAK_INV_REQ:
-		return IB_WC_REM_INV_REQ_ERR;
-	default:
-		return IB_WC_REM_OP_ERR;
-	}
-}
-
-/* Acts on the answer; an RNR NAK or silence leaves the WQE pending. */
-static void answer(struct stag_qp *qp, enum stag_resp_result result)
-{
-	bool reliable = qp->ibqp.qp_type == IB_QPT_RC;
-
-	if (!reliable || result == STAG_RESP_ACK) {
-		complete_wqe(qp, IB_WC_SUCCESS);
-		return;
-	}
-	switch (result) {
-	case STAG_RESP_RNR:
-		if (!qp->sq.rnr_left) {
-			complete_wqe(qp, IB_WC_RNR_RETRY_EXC_ERR);
-			return;
-		}
-		/* Seven means retry for ever (IBA 9.7.5.2.8). */
-		if (qp->sq.rnr_left != 7)
-			qp->sq.rnr_left--;
-		arm_timer(qp, rnr_delay(qp->sq.rnr_timer));
-		return;
-	case STAG_RESP_DROP:
-		if (!qp->sq.retry_left) {
-			complete_wqe(qp, IB_WC_RETRY_EXC_ERR);
-			return;
-		}
-		if (READ_ONCE(qp->attr.timeout))
-			qp->sq.retry_left--;
-		arm_timer(qp, ack_timeout(READ_ONCE(qp->attr.timeout)));
-		return;
-	default:
-		complete_wqe(qp, nak_status(result));
-	}
-}
-
-static enum ib_wc_status check_length(struct stag_qp *qp, const struct stag_swqe *wqe)
-{
-	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
-
-	if (qp->ibqp.qp_type != IB_QPT_UD && qp->ibqp.qp_type != IB_QPT_GSI)
-		return IB_WC_SUCCESS;
-	if (wqe->length > ib_mtu_enum_to_int(stag_port_active_mtu(&sdev->port)))
-		return IB_WC_LOC_LEN_ERR;
-	return IB_WC_SUCCESS;
-}
-
-/* Sends the pending WQE to its destination and acts on the answer. */
-static void transmit(struct stag_qp *qp)
-{
-	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
-	const struct stag_swqe *wqe = qp->sq.wqe;
-	u8 op = wqe->hdr.opcode;
-	struct stag_msg msg = {
-		.src = qp,
-		.wqe = wqe,
-		.local = qp->sq.local,
-		.length = wqe->length,
-		.src_qpn = qp->ibqp.qp_num,
-	};
-	struct stag_gate_who who = stag_qp_who(qp);
-	enum stag_resp_result result;
-	enum ib_wc_status status;
-	struct stag_qp *dst;
-	int access = 0;
-
-	status = check_length(qp, wqe);
-	if (status) {
-		complete_wqe(qp, status);
-		return;
-	}
-	dst = route(qp, &msg);
-	if (!dst) {
-		answer(qp, STAG_RESP_DROP);
-		return;
-	}
-	if (op == IB_WR_RDMA_READ || stag_wqe_is_atomic(op))
-		access = IB_ACCESS_LOCAL_WRITE;
-
-	/*
-	 * Gate references are taken only under the responder's mutex, so no
-	 * thread ever waits for a mutex while it holds one: an invalidation
-	 * that waits for accesses to drain cannot wait on itself.
-	 */
-	mutex_lock(&dst->resp_mutex);
-	if (wqe->hdr.send_flags & IB_SEND_INLINE) {
-		stag_sgl_init_kbuf(qp->sq.local, wqe->inline_data, wqe->length);
-	} else if (stag_sgl_build(qp->sq.local, &sdev->tpt, &who, wqe->sge, wqe->hdr.num_sge,
-				  access)) {
-		mutex_unlock(&dst->resp_mutex);
-		stag_qp_put(dst);
-		complete_wqe(qp, IB_WC_LOC_PROT_ERR);
-		return;
-	}
-	result = stag_resp_deliver(dst, &msg);
-	stag_sgl_release(qp->sq.local);
-	mutex_unlock(&dst->resp_mutex);
-	qp->sq.rnr_timer = READ_ONCE(dst->attr.min_rnr_timer);
-	stag_qp_put(dst);
-	answer(qp, result);
 }
 
 /* A WQE that acts on the local TPT only. */
@@ -268,60 +205,163 @@ static enum ib_wc_status local_op(struct stag_qp *qp, const struct stag_swqe *wq
 	}
 }
 
-/* Runs the pending WQE; false when the queue must stop for now. */
+/* Hands the fetched sends to the transport, in order, as far as it goes. */
+static void start_sends(struct stag_qp *qp)
+{
+	struct stag_sq *sq = &qp->sq;
+	struct stag_send *s;
+
+	while (sq->start != sq->tail && !sq->waiting) {
+		s = stag_req_send(qp, sq->start);
+		if (s->done) {
+			/* Failed when fetched: nothing after it may start. */
+			if (s->status != IB_WC_SUCCESS)
+				return;
+			sq->start++;
+			continue;
+		}
+		if (stag_wqe_is_local(s->wqe.hdr.opcode) || s->wqe.hdr.send_flags & IB_SEND_FENCE) {
+			if (sq->start != sq->head)
+				return;
+			if (stag_wqe_is_local(s->wqe.hdr.opcode)) {
+				s->started = true;
+				stag_req_done(qp, s, local_op(qp, &s->wqe));
+				sq->start++;
+				continue;
+			}
+		}
+		if (!sq->xport->start(qp, s))
+			return;
+		s->started = true;
+		sq->start++;
+	}
+}
+
+/*
+ * The error state: every send in the window that is not done yet, then
+ * every WQE in the ring, completes with WR_FLUSH_ERR, in order; a send
+ * already done (the one that failed among them) keeps its status. What is
+ * posted later is flushed by the next doorbell or run.
+ */
+static void flush(struct stag_qp *qp)
+{
+	struct stag_sq *sq = &qp->sq;
+	u32 budget = sq->queue.num_slots;
+	struct stag_send *s;
+	u32 i;
+
+	sq->waiting = false;
+	for (i = sq->head; i != sq->tail; i++) {
+		s = stag_req_send(qp, i);
+		if (!s->done)
+			stag_req_done(qp, s, IB_WC_WR_FLUSH_ERR);
+		s->started = true;
+	}
+	sq->start = sq->tail;
+	retire(qp);
+	while (budget-- && fetch(qp)) {
+		s = stag_req_send(qp, sq->tail - 1);
+		s->started = true;
+		stag_req_done(qp, s, IB_WC_WR_FLUSH_ERR);
+		sq->start = sq->tail;
+		retire(qp);
+	}
+}
+
+/* One round of the requester; false when nothing moved. */
 static bool step(struct stag_qp *qp)
 {
+	struct stag_sq *sq = &qp->sq;
 	enum ib_qp_state state = stag_qp_state(qp);
+	u32 head = sq->head, start = sq->start, tail = sq->tail;
 
-	lockdep_assert_held(&qp->sq.mutex);
-	if (qp->sq.dead)
+	lockdep_assert_held(&sq->mutex);
+	retire(qp);
+	if (sq->dead)
 		return false;
-	/* In error, what waits is flushed at once. */
 	if (state == IB_QPS_ERR || state == IB_QPS_SQE) {
-		if (!qp->sq.pending && !fetch(qp))
-			return false;
-		qp->sq.waiting = false;
-		complete_wqe(qp, IB_WC_WR_FLUSH_ERR);
-		return true;
-	}
-	if (qp->sq.waiting)
+		flush(qp);
 		return false;
-	if (state == IB_QPS_RESET || state == IB_QPS_INIT || state == IB_QPS_RTR)
+	}
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
 		return false;
-	if (!qp->sq.pending) {
-		if (state == IB_QPS_SQD || !fetch(qp))
-			return false;
-	}
-	if (qp->sq.status) {
-		complete_wqe(qp, qp->sq.status);
-		return true;
-	}
-	if (stag_wqe_is_local(qp->sq.wqe->hdr.opcode))
-		complete_wqe(qp, local_op(qp, qp->sq.wqe));
-	else
-		transmit(qp);
-	return !qp->sq.waiting;
+	/* A drained queue takes no new WQEs; those started finish. */
+	if (state == IB_QPS_RTS)
+		fetch(qp);
+	start_sends(qp);
+	if (sq->xport->push)
+		sq->xport->push(qp);
+	retire(qp);
+	return sq->head != head || sq->start != start || sq->tail != tail;
 }
 
 /**
  * stag_req_run() - run a QP's send queue as far as it goes
  * @qp: the QP
  *
- * Runs at most a ring's worth of WQEs, then leaves the rest to the QP's
+ * Runs at most a ring's worth of rounds, then leaves the rest to the QP's
  * work, so that a process posting without end cannot hold a syscall.
  */
 void stag_req_run(struct stag_qp *qp)
 {
-	u32 budget = qp->sq.queue.num_slots;
+	struct stag_sq *sq = &qp->sq;
+	u32 budget = sq->queue.num_slots;
+	enum ib_qp_state state;
+	bool drained = false;
 
 	might_sleep();
-	mutex_lock(&qp->sq.mutex);
-	/* A timer that fired ends the wait it was armed for. */
-	if (qp->sq.waiting && !timer_pending(&qp->sq.timer))
-		qp->sq.waiting = false;
+	mutex_lock(&sq->mutex);
+	state = stag_qp_state(qp);
+	if (test_and_clear_bit(STAG_SQ_EXPIRED, &sq->flags) && !sq->dead &&
+	    (state == IB_QPS_RTS || state == IB_QPS_SQD))
+		sq->xport->expire(qp);
 	while (budget && step(qp))
 		budget--;
-	mutex_unlock(&qp->sq.mutex);
+	if (sq->drain_event && sq->head == sq->tail && stag_qp_state(qp) == IB_QPS_SQD) {
+		sq->drain_event = false;
+		drained = true;
+	}
+	mutex_unlock(&sq->mutex);
+	if (drained)
+		stag_qp_event(qp, IB_EVENT_SQ_DRAINED);
 	if (!budget)
 		stag_qp_kick(qp);
+}
+
+/* The first PSN of the sends to come (modify_qp's sq_psn). */
+void stag_req_set_psn(struct stag_qp *qp, u32 psn)
+{
+	lockdep_assert_held(&qp->sq.mutex);
+	qp->sq.psn = psn;
+	qp->sq.una = psn;
+	qp->sq.rd_psn = psn;
+	qp->sq.noack = 0;
+}
+
+/**
+ * stag_req_reset() - drop every WQE without a completion (RESET)
+ * @qp: the QP
+ *
+ * The window empties and the kernel's consumer index jumps to the
+ * producer's.
+ */
+void stag_req_reset(struct stag_qp *qp)
+{
+	struct stag_sq *sq = &qp->sq;
+	struct stag_queue *q = &sq->queue;
+	u32 avail;
+
+	lockdep_assert_held(&sq->mutex);
+	stag_req_disarm(qp);
+	if (!stag_queue_avail(q, &avail))
+		q->index += avail;
+	stag_queue_release(q, q->index);
+	sq->head = 0;
+	sq->start = 0;
+	sq->tail = 0;
+	sq->next = 0;
+	sq->waiting = false;
+	sq->drain_event = false;
+	sq->rd_atomic = 0;
+	sq->nak_retry = false;
 }

@@ -2,9 +2,10 @@
 /*
  * Routing. Every GID of every stag device is in one table, kept by the
  * core's add_gid/del_gid callbacks; a destination GID found there is a
- * stag device on this host, and the message goes to its QP directly
- * (loopback). Lookups run under RCU; a device's entries are all deleted
- * before it is freed, and stag_dev_dealloc() waits for a grace period.
+ * stag device on this host, and a message for it can go to its QP
+ * directly (loopback). Lookups run under RCU; a device's entries are all
+ * deleted before it is freed, and stag_dev_dealloc() waits for a grace
+ * period.
  */
 
 #include <linux/hashtable.h>
@@ -13,7 +14,6 @@
 #include <linux/spinlock.h>
 
 #include "dev.h"
-#include "qp.h"
 #include "route.h"
 
 struct route_gid {
@@ -61,25 +61,38 @@ int stag_route_del_gid(const struct ib_gid_attr *attr, void **context)
 }
 
 /**
- * stag_route_find_qp() - the local QP a destination names
- * @dgid: the destination GID
- * @qpn: the destination QP number
+ * stag_route_dev_rcu() - the stag device of this host that has a GID
+ * @gid: the GID
  *
- * Return: the QP with a reference (stag_qp_put()), or NULL when no stag
- * device here has the GID or it has no such QP.
+ * Route answers only where a GID lives: on this host (a stag device), or
+ * elsewhere (NULL, the wire). The caller looks the QP up itself.
+ *
+ * Context: under rcu_read_lock(), which keeps the device valid (its GIDs
+ * are all deleted, and a grace period passes, before it is freed).
+ * Return: the device, or NULL.
  */
-struct stag_qp *stag_route_find_qp(const union ib_gid *dgid, u32 qpn)
+struct stag_dev *stag_route_dev_rcu(const union ib_gid *gid)
 {
-	struct stag_qp *qp = NULL;
 	struct route_gid *r;
 
-	rcu_read_lock();
-	hash_for_each_possible_rcu(route_table, r, node, gid_hash(dgid)) {
-		if (!memcmp(r->gid.raw, dgid->raw, sizeof(dgid->raw))) {
-			qp = stag_qp_get_by_qpn(r->sdev, qpn);
-			break;
-		}
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "route lookup outside RCU");
+	hash_for_each_possible_rcu(route_table, r, node, gid_hash(gid)) {
+		if (!memcmp(r->gid.raw, gid->raw, sizeof(gid->raw)))
+			return r->sdev;
 	}
+	return NULL;
+}
+
+/**
+ * stag_route_is_local() - does a stag device of this host have a GID?
+ * @gid: the GID
+ */
+bool stag_route_is_local(const union ib_gid *gid)
+{
+	bool local;
+
+	rcu_read_lock();
+	local = stag_route_dev_rcu(gid);
 	rcu_read_unlock();
-	return qp;
+	return local;
 }
