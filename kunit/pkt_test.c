@@ -330,6 +330,18 @@ static void expect_segments(struct kunit *test, u8 class, u8 wr, u32 len, u32 mt
 	KUNIT_EXPECT_EQ(test, sum, len);
 }
 
+static void segments_of_all(struct kunit *test, u8 class, u32 len, u32 mtu)
+{
+	expect_segments(test, class, IB_WR_SEND, len, mtu, STAG_OP_SEND_FIRST,
+			STAG_OP_SEND_MIDDLE, STAG_OP_SEND_LAST, STAG_OP_SEND_ONLY);
+	expect_segments(test, class, IB_WR_SEND_WITH_IMM, len, mtu, STAG_OP_SEND_FIRST,
+			STAG_OP_SEND_MIDDLE, STAG_OP_SEND_LAST_IMM, STAG_OP_SEND_ONLY_IMM);
+	expect_segments(test, class, IB_WR_RDMA_WRITE, len, mtu, STAG_OP_WRITE_FIRST,
+			STAG_OP_WRITE_MIDDLE, STAG_OP_WRITE_LAST, STAG_OP_WRITE_ONLY);
+	expect_segments(test, class, IB_WR_RDMA_WRITE_WITH_IMM, len, mtu, STAG_OP_WRITE_FIRST,
+			STAG_OP_WRITE_MIDDLE, STAG_OP_WRITE_LAST_IMM, STAG_OP_WRITE_ONLY_IMM);
+}
+
 /* At every IB MTU, around its multiples: the opcodes and payload of each packet. */
 static void stag_pkt_segments_at_every_mtu(struct kunit *test)
 {
@@ -342,22 +354,9 @@ static void stag_pkt_segments_at_every_mtu(struct kunit *test)
 		u32 lens[] = { 0, 1, mtu - 1, mtu, mtu + 1, 2 * mtu, 2 * mtu + 1, 7 * mtu - 3 };
 		unsigned int i;
 
-		for (c = 0; c < ARRAY_SIZE(classes); c++) {
-			for (i = 0; i < ARRAY_SIZE(lens); i++) {
-				expect_segments(test, classes[c], IB_WR_SEND, lens[i], mtu,
-						STAG_OP_SEND_FIRST, STAG_OP_SEND_MIDDLE,
-						STAG_OP_SEND_LAST, STAG_OP_SEND_ONLY);
-				expect_segments(test, classes[c], IB_WR_SEND_WITH_IMM, lens[i], mtu,
-						STAG_OP_SEND_FIRST, STAG_OP_SEND_MIDDLE,
-						STAG_OP_SEND_LAST_IMM, STAG_OP_SEND_ONLY_IMM);
-				expect_segments(test, classes[c], IB_WR_RDMA_WRITE, lens[i], mtu,
-						STAG_OP_WRITE_FIRST, STAG_OP_WRITE_MIDDLE,
-						STAG_OP_WRITE_LAST, STAG_OP_WRITE_ONLY);
-				expect_segments(test, classes[c], IB_WR_RDMA_WRITE_WITH_IMM, lens[i],
-						mtu, STAG_OP_WRITE_FIRST, STAG_OP_WRITE_MIDDLE,
-						STAG_OP_WRITE_LAST_IMM, STAG_OP_WRITE_ONLY_IMM);
-			}
-		}
+		for (c = 0; c < ARRAY_SIZE(classes); c++)
+			for (i = 0; i < ARRAY_SIZE(lens); i++)
+				segments_of_all(test, classes[c], lens[i], mtu);
 		expect_segments(test, STAG_OP_RC, IB_WR_SEND_WITH_INV, 3 * mtu, mtu,
 				STAG_OP_SEND_FIRST, STAG_OP_SEND_MIDDLE, STAG_OP_SEND_LAST_INV,
 				STAG_OP_SEND_ONLY_INV);
