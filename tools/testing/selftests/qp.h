@@ -90,6 +90,7 @@ bool pair_new(enum ibv_qp_type type, struct end **a, struct end **b);
 bool pair_connect(struct end *a, const struct conn *ca, struct end *b, const struct conn *cb);
 struct ibv_ah *ah_new(void);
 bool ud_ready(struct end *e);
+int other_gid_index(void);
 
 /* ---- posting ---- */
 
@@ -119,5 +120,6 @@ void case_release(void);
 void case_skip(const char *why);
 const char *case_skipped(void);
 bool is_stag(void);
+bool stag_wire(void);
 
 #endif /* STAG_SELFTESTS_QP_H */

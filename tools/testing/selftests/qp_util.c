@@ -101,6 +101,17 @@ bool is_stag(void)
 	return !strncmp(dev_name, "stag", 4);
 }
 
+/* Is stag putting messages between QPs of this host on the wire? */
+bool stag_wire(void)
+{
+	FILE *f = fopen("/sys/module/stag/parameters/loopback", "r");
+	int c = f ? fgetc(f) : 'Y';
+
+	if (f)
+		fclose(f);
+	return is_stag() && c == 'N';
+}
+
 /* The port's RoCE v2 GID, an IPv4-mapped one if there is one: what connects QPs. */
 static bool pick_gid(void)
 {
@@ -127,6 +138,28 @@ static bool pick_gid(void)
 	}
 	free(e);
 	return best >= 0;
+}
+
+/*
+ * Another RoCE v2 GID of the port than the one QPs connect through, of the
+ * same family, or -1: a second address of this host.
+ */
+int other_gid_index(void)
+{
+	struct ibv_gid_entry *e = calloc(port_attr.gid_tbl_len, sizeof(*e));
+	ssize_t n = e ? ibv_query_gid_table(ctx, e, port_attr.gid_tbl_len, 0) : -ENOMEM;
+	bool v4 = !memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+	int found = -1, i;
+
+	for (i = 0; i < n && found < 0; i++) {
+		bool ev4 = !memcmp(e[i].gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+
+		if (e[i].port_num == 1 && e[i].gid_type == IBV_GID_TYPE_ROCE_V2 && ev4 == v4 &&
+		    memcmp(e[i].gid.raw, gid.raw, sizeof(gid.raw)))
+			found = e[i].gid_index;
+	}
+	free(e);
+	return found;
 }
 
 /* Opens the device in the process that runs a case. */

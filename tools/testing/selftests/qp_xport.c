@@ -32,14 +32,19 @@ static void uc_send_write(void)
 	r = sge_of(dst, 0, 500);
 	if (post_recv(b, 10, &r, 1))
 		return;
-	wr = wr_send(1, &s, 1);
-	if (post(a, &wr))
-		return;
+	/*
+	 * The WRITE first: UC has no acknowledgements, so the sender's
+	 * completion says nothing of the target; the SEND behind it, which
+	 * UC delivers in order, says it landed.
+	 */
 	wr = wr_rdma(2, IBV_WR_RDMA_WRITE, &w, 1, wdst, 0);
 	if (post(a, &wr))
 		return;
-	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "UC SEND");
+	wr = wr_send(1, &s, 1);
+	if (post(a, &wr))
+		return;
 	expect_wc(a->scq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL, "UC WRITE");
+	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "UC SEND");
 	if (expect_wc(b->rcq, 10, IBV_WC_SUCCESS, IBV_WC_RECV, &wc, "UC receiver"))
 		t_check(wc.byte_len == 500, "byte_len %u, expected 500", wc.byte_len);
 	expect_bytes(dst->data, src->data, 500, "sent");

@@ -24,6 +24,7 @@
 #include "mw.h"
 #include "pd.h"
 #include "qp.h"
+#include "roce.h"
 #include "srq.h"
 #include "uapi.h"
 #include "verbs.h"
@@ -277,6 +278,8 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	init_ibdev(sdev, ndev);
 	init_attr(sdev);
 
+	/* Without the wire the device still serves QPs of this host. */
+	stag_roce_get();
 	list_add_dev(sdev);
 	ret = bind_netdev(sdev, ndev);
 	if (ret)
@@ -304,6 +307,7 @@ err_debugfs:
 	put_device(&sdev->ibdev.dev);
 err_list_del:
 	list_del_dev(sdev);
+	stag_roce_put();
 	xa_destroy(&sdev->ahs);
 	xa_destroy(&sdev->qps);
 	stag_tpt_uninit(&sdev->tpt);
@@ -339,6 +343,7 @@ void stag_dev_dealloc(struct ib_device *ibdev)
 	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->pd_ida);
 	stag_counters_uninit(sdev);
+	stag_roce_put();
 }
 
 /**

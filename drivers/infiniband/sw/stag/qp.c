@@ -24,6 +24,8 @@
 #include "qp.h"
 #include "req.h"
 #include "resp.h"
+#include "roce.h"
+#include "roce_resp.h"
 #include "srq.h"
 #include "xport.h"
 
@@ -72,6 +74,7 @@ static void qp_work(struct work_struct *work)
 {
 	struct stag_qp *qp = container_of(work, struct stag_qp, work);
 
+	stag_roce_resp_run(qp);
 	stag_req_run(qp);
 	if (stag_qp_state(qp) == IB_QPS_ERR)
 		stag_resp_flush(qp);
@@ -347,21 +350,31 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 		return ret;
 	ret = alloc_scratch(qp, qp->sq.max_wr);
 	if (ret)
-		goto err_uninit_queues;
+		goto err_free_scratch;
+	ret = stag_roce_qp_init(qp);
+	if (ret)
+		goto err_roce_uninit;
+	ret = stag_roce_resp_init(qp);
+	if (ret)
+		goto err_roce_uninit;
 	init_attr(qp, init);
 	if (udata) {
 		ret = share_queues(qp, udata);
 		if (ret)
-			goto err_uninit_queues;
+			goto err_resp_uninit;
 	}
 	/* Last: from here the QP can be found. */
 	ret = insert_qp(sdev, qp);
 	if (ret)
-		goto err_uninit_queues;
+		goto err_resp_uninit;
 	stag_dbg_qp(qp, "type %d sq %u rq %u\n", init->qp_type, qp->sq.max_wr, qp->rq.max_wr);
 	return 0;
 
-err_uninit_queues:
+err_resp_uninit:
+	stag_roce_resp_uninit(qp);
+err_roce_uninit:
+	stag_roce_qp_uninit(qp);
+err_free_scratch:
 	free_scratch(qp);
 	uninit_queues(qp);
 	return ret;
@@ -479,6 +492,8 @@ static void reset_queues(struct stag_qp *qp)
 	mutex_lock(&qp->sq.mutex);
 	mutex_lock(&qp->resp_mutex);
 	stag_req_reset(qp);
+	skb_queue_purge(&qp->roce.rx_req);
+	skb_queue_purge(&qp->roce.rx_resp);
 	if (!qp->srq) {
 		if (!stag_queue_avail(&qp->rq.queue, &avail))
 			while (avail--)
@@ -499,8 +514,14 @@ static void ready_queues(struct stag_qp *qp, enum ib_qp_state cur, enum ib_qp_st
 	struct stag_sq *sq = &qp->sq;
 
 	mutex_lock(&sq->mutex);
-	if (new == IB_QPS_RTR && cur != IB_QPS_RTR)
+	if (new == IB_QPS_RTR && cur != IB_QPS_RTR) {
 		sq->xport = stag_xport_select(qp);
+		if (sq->xport == &stag_roce_rc_xport || sq->xport == &stag_roce_uc_xport)
+			stag_roce_qp_connect(qp);
+		mutex_lock(&qp->resp_mutex);
+		stag_roce_resp_reset(qp);
+		mutex_unlock(&qp->resp_mutex);
+	}
 	if (mask & IB_QP_SQ_PSN)
 		stag_req_set_psn(qp, READ_ONCE(qp->attr.sq_psn));
 	if (new == IB_QPS_SQD && cur == IB_QPS_RTS && qp->attr.en_sqd_async_notify)
@@ -615,6 +636,8 @@ int stag_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	might_sleep();
 	quiesce(qp);
+	stag_roce_resp_uninit(qp);
+	stag_roce_qp_uninit(qp);
 	uninit_queues(qp);
 	free_scratch(qp);
 	return 0;

@@ -15,6 +15,8 @@
 
 #include "port.h"
 #include "queue.h"
+#include "roce.h"
+#include "roce_resp.h"
 #include "sgl.h"
 #include "wqe.h"
 
@@ -77,6 +79,7 @@ struct stag_sq {
 	/* RoCE: */
 	u32 psn;		/* the next new PSN */
 	u32 una;		/* the oldest PSN not acknowledged */
+	u32 hi_psn;		/* the first PSN never sent */
 	u32 next;		/* the first send with packets to go */
 	u32 noack;		/* packets since the last AckReq */
 	u32 rd_atomic;		/* reads and atomics outstanding */
@@ -120,6 +123,8 @@ struct stag_qp {
 	struct stag_sq sq;
 	struct stag_rq rq;
 	struct mutex resp_mutex;	/* the responder; after sq.mutex */
+	struct stag_roce_resp rresp;	/* the RoCE responder's, under resp_mutex */
+	struct stag_roce_qp roce;	/* the QP's side of the wire */
 	struct stag_srq *srq;
 	struct stag_cq *scq;
 	struct stag_cq *rcq;

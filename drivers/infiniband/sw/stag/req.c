@@ -128,20 +128,26 @@ static void complete_send(struct stag_qp *qp, const struct stag_send *s)
 		stag_qp_error(qp);
 }
 
-/* Completes the done sends at the head of the window, and frees their slots. */
+/*
+ * Completes the done sends at the head of the window. Each gives its ring
+ * slot back before its completion shows: a consumer that posts again as
+ * soon as it polls must find the room.
+ */
 static void retire(struct stag_qp *qp)
 {
 	struct stag_sq *sq = &qp->sq;
-	u32 head = sq->head;
 
 	while (sq->head != sq->tail && stag_req_send(qp, sq->head)->done) {
-		complete_send(qp, stag_req_send(qp, sq->head));
+		struct stag_send *s = stag_req_send(qp, sq->head);
+
+		if (s->rd_atomic)
+			sq->rd_atomic--;
 		sq->head++;
+		stag_queue_release(&sq->queue, sq->queue.index - (sq->tail - sq->head));
+		complete_send(qp, s);
 	}
 	if ((s32)(sq->start - sq->head) < 0)
 		sq->start = sq->head;
-	if (sq->head != head)
-		stag_queue_release(&sq->queue, sq->queue.index - (sq->tail - sq->head));
 }
 
 /* Copies the next WQE into the window; false when there is none or no room. */
@@ -312,6 +318,8 @@ void stag_req_run(struct stag_qp *qp)
 	might_sleep();
 	mutex_lock(&sq->mutex);
 	state = stag_qp_state(qp);
+	if (sq->xport->receive)
+		sq->xport->receive(qp);
 	if (test_and_clear_bit(STAG_SQ_EXPIRED, &sq->flags) && !sq->dead &&
 	    (state == IB_QPS_RTS || state == IB_QPS_SQD))
 		sq->xport->expire(qp);
@@ -328,12 +336,18 @@ void stag_req_run(struct stag_qp *qp)
 		stag_qp_kick(qp);
 }
 
-/* The first PSN of the sends to come (modify_qp's sq_psn). */
+/*
+ * The first PSN of the sends to come (modify_qp's sq_psn); the retry
+ * counts start full.
+ */
 void stag_req_set_psn(struct stag_qp *qp, u32 psn)
 {
 	lockdep_assert_held(&qp->sq.mutex);
+	qp->sq.retry_left = READ_ONCE(qp->attr.retry_cnt);
+	qp->sq.rnr_left = READ_ONCE(qp->attr.rnr_retry);
 	qp->sq.psn = psn;
 	qp->sq.una = psn;
+	qp->sq.hi_psn = psn;
 	qp->sq.rd_psn = psn;
 	qp->sq.noack = 0;
 }

@@ -53,8 +53,17 @@ static int take_recv(struct stag_qp *qp)
 	return ret;
 }
 
-static void complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicited)
+/**
+ * stag_resp_complete_recv() - complete the receive WQE in rq.wqe
+ * @qp: the QP, its resp_mutex held
+ * @wc: the completion, but for wr_id, qp and port
+ * @solicited: the message was solicited
+ *
+ * An error completion moves the QP to the error state.
+ */
+void stag_resp_complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicited)
 {
+	lockdep_assert_held(&qp->resp_mutex);
 	wc->wr_id = qp->rq.wqe->wr_id;
 	wc->qp = &qp->ibqp;
 	wc->port_num = STAG_PORT_NUM;
@@ -63,18 +72,24 @@ static void complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicited)
 		stag_qp_error(qp);
 }
 
-static void recv_error(struct stag_qp *qp, enum ib_wc_status status)
+void stag_resp_recv_error(struct stag_qp *qp, enum ib_wc_status status)
 {
 	struct ib_wc wc = { .status = status, .opcode = IB_WC_RECV };
 
-	complete_recv(qp, &wc, false);
+	stag_resp_complete_recv(qp, &wc, false);
 }
 
-/*
- * A receive WQE for a message that needs one. What went wrong with it is
- * the receiver's error (a completion) and the requester's NAK.
+/**
+ * stag_resp_get_recv() - take a receive WQE into rq.wqe for a message
+ * @qp: the QP, its resp_mutex held
+ *
+ * What went wrong with the WQE is the receiver's error (a completion, or
+ * for a corrupted ring a fatal event) and the requester's NAK.
+ *
+ * Return: STAG_RESP_ACK with the WQE taken; STAG_RESP_RNR when there is
+ * none; STAG_RESP_NAK_OP when it was malformed.
  */
-static enum stag_resp_result get_recv(struct stag_qp *qp)
+enum stag_resp_result stag_resp_get_recv(struct stag_qp *qp)
 {
 	int ret = take_recv(qp);
 
@@ -85,7 +100,7 @@ static enum stag_resp_result get_recv(struct stag_qp *qp)
 	if (ret == -EIO)
 		stag_qp_fatal(qp);
 	else
-		recv_error(qp, IB_WC_LOC_QP_OP_ERR);
+		stag_resp_recv_error(qp, IB_WC_LOC_QP_OP_ERR);
 	return STAG_RESP_NAK_OP;
 }
 
@@ -141,12 +156,12 @@ static enum stag_resp_result place_send(struct stag_qp *dst, struct stag_msg *ms
 
 	if (stag_sgl_build(sgl, &sdev->tpt, &who, rwqe->sge, rwqe->num_sge,
 			   IB_ACCESS_LOCAL_WRITE)) {
-		recv_error(dst, IB_WC_LOC_PROT_ERR);
+		stag_resp_recv_error(dst, IB_WC_LOC_PROT_ERR);
 		return STAG_RESP_NAK_OP;
 	}
 	if (grh + msg->length > sgl->length) {
 		stag_sgl_release(sgl);
-		recv_error(dst, IB_WC_LOC_LEN_ERR);
+		stag_resp_recv_error(dst, IB_WC_LOC_LEN_ERR);
 		return STAG_RESP_NAK_INV_REQ;
 	}
 	ret = 0;
@@ -158,7 +173,7 @@ static enum stag_resp_result place_send(struct stag_qp *dst, struct stag_msg *ms
 		ret = stag_sgl_copy(sgl, grh, msg->local, 0, msg->length);
 	stag_sgl_release(sgl);
 	if (ret) {
-		recv_error(dst, IB_WC_LOC_PROT_ERR);
+		stag_resp_recv_error(dst, IB_WC_LOC_PROT_ERR);
 		return STAG_RESP_NAK_OP;
 	}
 	return STAG_RESP_ACK;
@@ -175,7 +190,7 @@ static enum stag_resp_result do_send(struct stag_qp *dst, struct stag_msg *msg)
 		.byte_len = grh + msg->length,
 	};
 
-	res = get_recv(dst);
+	res = stag_resp_get_recv(dst);
 	if (res != STAG_RESP_ACK)
 		return res;
 	res = place_send(dst, msg, grh);
@@ -194,7 +209,7 @@ static enum stag_resp_result do_send(struct stag_qp *dst, struct stag_msg *msg)
 		stag_sgl_release(msg->local);
 		if (stag_tpt_invalidate_key(&to_stag_dev(dst->ibqp.device)->tpt, hdr->ex,
 					    dst->ibqp.pd, dst->ibqp.qp_num, true)) {
-			recv_error(dst, IB_WC_LOC_PROT_ERR);
+			stag_resp_recv_error(dst, IB_WC_LOC_PROT_ERR);
 			return STAG_RESP_NAK_OP;
 		}
 		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
@@ -202,13 +217,24 @@ static enum stag_resp_result do_send(struct stag_qp *dst, struct stag_msg *msg)
 	}
 	if (grh)
 		fill_ud_wc(msg, &wc);
-	complete_recv(dst, &wc, hdr->send_flags & IB_SEND_SOLICITED);
+	stag_resp_complete_recv(dst, &wc, hdr->send_flags & IB_SEND_SOLICITED);
 	return STAG_RESP_ACK;
 }
 
-/* The remote buffer of an RDMA or atomic operation, through the gate. */
-static enum stag_resp_result get_remote(struct stag_qp *dst, u32 rkey, u64 addr, u64 len,
-					int access)
+/**
+ * stag_resp_get_remote() - the target of an RDMA or atomic operation, in
+ * rq.remote, through the gate
+ * @dst: the QP the request arrived at, its resp_mutex held
+ * @rkey: the R_Key
+ * @addr: the first byte
+ * @len: the number of bytes
+ * @access: IB_ACCESS_REMOTE_READ, _WRITE or _ATOMIC
+ *
+ * Return: STAG_RESP_ACK with rq.remote built; STAG_RESP_NAK_ACCESS when
+ * the QP does not allow the operation or the gate refuses.
+ */
+enum stag_resp_result stag_resp_get_remote(struct stag_qp *dst, u32 rkey, u64 addr, u64 len,
+					   int access)
 {
 	struct stag_dev *sdev = to_stag_dev(dst->ibqp.device);
 	struct stag_gate_who who = stag_qp_who(dst);
@@ -233,12 +259,12 @@ static enum stag_resp_result do_write(struct stag_qp *dst, struct stag_msg *msg)
 	};
 	int ret;
 
-	res = get_remote(dst, hdr->wr.rdma.rkey, hdr->wr.rdma.remote_addr, msg->length,
-			 IB_ACCESS_REMOTE_WRITE);
+	res = stag_resp_get_remote(dst, hdr->wr.rdma.rkey, hdr->wr.rdma.remote_addr,
+				   msg->length, IB_ACCESS_REMOTE_WRITE);
 	if (res != STAG_RESP_ACK)
 		return res;
 	if (hdr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-		res = get_recv(dst);
+		res = stag_resp_get_recv(dst);
 		if (res != STAG_RESP_ACK) {
 			stag_sgl_release(dst->rq.remote);
 			return res;
@@ -248,11 +274,11 @@ static enum stag_resp_result do_write(struct stag_qp *dst, struct stag_msg *msg)
 	stag_sgl_release(dst->rq.remote);
 	if (ret) {
 		if (hdr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
-			recv_error(dst, IB_WC_REM_ACCESS_ERR);
+			stag_resp_recv_error(dst, IB_WC_REM_ACCESS_ERR);
 		return STAG_RESP_NAK_ACCESS;
 	}
 	if (hdr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
-		complete_recv(dst, &wc, hdr->send_flags & IB_SEND_SOLICITED);
+		stag_resp_complete_recv(dst, &wc, hdr->send_flags & IB_SEND_SOLICITED);
 	return STAG_RESP_ACK;
 }
 
@@ -262,8 +288,8 @@ static enum stag_resp_result do_read(struct stag_qp *dst, struct stag_msg *msg)
 	enum stag_resp_result res;
 	int ret;
 
-	res = get_remote(dst, hdr->wr.rdma.rkey, hdr->wr.rdma.remote_addr, msg->length,
-			 IB_ACCESS_REMOTE_READ);
+	res = stag_resp_get_remote(dst, hdr->wr.rdma.rkey, hdr->wr.rdma.remote_addr,
+				   msg->length, IB_ACCESS_REMOTE_READ);
 	if (res != STAG_RESP_ACK)
 		return res;
 	ret = stag_sgl_copy(msg->local, 0, dst->rq.remote, 0, msg->length);
@@ -281,8 +307,8 @@ static enum stag_resp_result do_atomic(struct stag_qp *dst, struct stag_msg *msg
 	/* IBA 9.4.5: the target is naturally aligned. */
 	if (hdr->wr.atomic.remote_addr & (sizeof(u64) - 1))
 		return STAG_RESP_NAK_INV_REQ;
-	res = get_remote(dst, hdr->wr.atomic.rkey, hdr->wr.atomic.remote_addr, sizeof(u64),
-			 IB_ACCESS_REMOTE_ATOMIC);
+	res = stag_resp_get_remote(dst, hdr->wr.atomic.rkey, hdr->wr.atomic.remote_addr,
+				   sizeof(u64), IB_ACCESS_REMOTE_ATOMIC);
 	if (res != STAG_RESP_ACK)
 		return res;
 	ret = stag_sgl_atomic(dst->rq.remote, hdr->opcode, hdr->wr.atomic.compare_add,
@@ -383,6 +409,6 @@ void stag_resp_flush(struct stag_qp *qp)
 		return;
 	mutex_lock(&qp->resp_mutex);
 	while ((ret = take_recv(qp)) != -ENOENT && ret != -EIO)
-		complete_recv(qp, &wc, false);
+		stag_resp_complete_recv(qp, &wc, false);
 	mutex_unlock(&qp->resp_mutex);
 }

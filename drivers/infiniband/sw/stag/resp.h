@@ -36,4 +36,11 @@ struct stag_msg {
 enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *msg);
 void stag_resp_flush(struct stag_qp *qp);
 
+/* What the RoCE responder shares with loopback's. */
+enum stag_resp_result stag_resp_get_recv(struct stag_qp *qp);
+void stag_resp_complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicited);
+void stag_resp_recv_error(struct stag_qp *qp, enum ib_wc_status status);
+enum stag_resp_result stag_resp_get_remote(struct stag_qp *dst, u32 rkey, u64 addr, u64 len,
+					   int access);
+
 #endif /* _STAG_RESP_H */

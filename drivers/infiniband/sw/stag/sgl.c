@@ -12,6 +12,7 @@
  */
 
 #include <linux/highmem.h>
+#include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
@@ -58,28 +59,66 @@ void stag_sgl_release(struct stag_sgl *sgl)
 int stag_sgl_build(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct stag_gate_who *who,
 		   const struct stag_sge *sge, u32 num, int access)
 {
+	return stag_sgl_build_range(sgl, tpt, who, sge, num, access, 0, U64_MAX);
+}
+
+/**
+ * stag_sgl_build_range() - pass the part of a scatter list that a range
+ * of its bytes covers through the gate
+ * @sgl: filled on success, with exactly the range; empty on failure
+ * @tpt: the table the keys belong to
+ * @who: the QP making the access
+ * @sge: the entries, from a WQE's kernel copy
+ * @num: their number, at most STAG_MAX_SGE
+ * @access: the rights every entry needs
+ * @off: the first byte of the range, counted over the entries in order
+ * @len: its length; U64_MAX for everything from @off on
+ *
+ * A packet of a message names a piece of its scatter list: only the
+ * entries (or the parts of them) under that piece are looked up and
+ * checked, each for the bytes the piece takes of it.
+ *
+ * Return: 0; the gate's errno for the first entry that fails; -ERANGE
+ * when the entries end before the range does.
+ */
+int stag_sgl_build_range(struct stag_sgl *sgl, struct stag_tpt *tpt,
+			 const struct stag_gate_who *who, const struct stag_sge *sge, u32 num,
+			 int access, u64 off, u64 len)
+{
+	bool all = len == U64_MAX;
 	u32 i;
 	int ret;
 
 	sgl->num = 0;
 	sgl->length = 0;
 	sgl->kbuf = NULL;
-	for (i = 0; i < num; i++) {
+	for (i = 0; i < num && len; i++) {
 		struct stag_sgl_ent *ent = &sgl->ent[sgl->num];
+		u64 n;
 
-		if (!sge[i].length)
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
 			continue;
-		ret = stag_gate_enter(tpt, sge[i].lkey, who, access, sge[i].addr,
-				      sge[i].length, &ent->ref);
+		}
+		n = min_t(u64, sge[i].length - off, len);
+		ret = stag_gate_enter(tpt, sge[i].lkey, who, access, sge[i].addr + off, n,
+				      &ent->ref);
 		if (ret) {
 			stag_sgl_release(sgl);
 			return ret;
 		}
 		if (!sgl->num)
 			stag_tpt_access_begin();
-		ent->len = sge[i].length;
-		sgl->length += ent->len;
+		ent->len = n;
+		sgl->length += n;
 		sgl->num++;
+		off = 0;
+		if (!all)
+			len -= n;
+	}
+	if (len && !all) {
+		stag_sgl_release(sgl);
+		return -ERANGE;
 	}
 	return 0;
 }
@@ -233,6 +272,56 @@ int stag_sgl_write(struct stag_sgl *dst, u64 dst_off, const void *buf, u64 len)
 
 	stag_sgl_init_kbuf(&src, buf, len);
 	return stag_sgl_copy(dst, dst_off, &src, 0, len);
+}
+
+/* Copy from a checked list into a kernel buffer (a packet being built). */
+int stag_sgl_read(const struct stag_sgl *src, u64 src_off, void *buf, u64 len)
+{
+	struct stag_sgl dst;
+
+	stag_sgl_init_kbuf(&dst, buf, len);
+	return stag_sgl_copy(&dst, 0, src, src_off, len);
+}
+
+/**
+ * stag_sgl_copy_skb() - copy bytes of a received packet into a checked list
+ * @dst: the list
+ * @dst_off: where in it to start
+ * @skb: the packet, linear or not
+ * @skb_off: where its bytes start, from skb->data
+ * @len: how many; both must hold them
+ *
+ * The payload goes from the packet straight into the pages the gate
+ * checked, a page at a time, each checked again as in stag_sgl_copy().
+ *
+ * Context: process context.
+ * Return: 0, or -EACCES when an entry was invalidated meanwhile.
+ */
+int stag_sgl_copy_skb(struct stag_sgl *dst, u64 dst_off, const struct sk_buff *skb, u32 skb_off,
+		      u64 len)
+{
+	struct cursor d;
+
+	might_sleep();
+	if (WARN_ON_ONCE(dst_off + len > dst->length || (u64)skb_off + len > skb->len))
+		return -EINVAL;
+	cursor_init(&d, dst, dst_off);
+	while (len) {
+		u64 n;
+		void *dp = cursor_map(&d, len, &n);
+
+		if (!dp)
+			return -EACCES;
+		n = skb_copy_bits(skb, skb_off, dp, n) ? 0 : n;
+		cursor_unmap(&d, dp);
+		if (!n)
+			return -EINVAL;
+		cursor_advance(&d, n);
+		skb_off += n;
+		len -= n;
+		cond_resched();
+	}
+	return 0;
 }
 
 /**

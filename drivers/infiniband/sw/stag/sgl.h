@@ -8,6 +8,8 @@
 
 #include <linux/types.h>
 
+struct sk_buff;
+
 #include "gate.h"
 #include "wqe.h"
 
@@ -26,6 +28,9 @@ struct stag_sgl {
 int __must_check stag_sgl_build(struct stag_sgl *sgl, struct stag_tpt *tpt,
 				const struct stag_gate_who *who, const struct stag_sge *sge,
 				u32 num, int access);
+int __must_check stag_sgl_build_range(struct stag_sgl *sgl, struct stag_tpt *tpt,
+				      const struct stag_gate_who *who, const struct stag_sge *sge,
+				      u32 num, int access, u64 off, u64 len);
 int __must_check stag_sgl_build_one(struct stag_sgl *sgl, struct stag_tpt *tpt,
 				    const struct stag_gate_who *who, u32 key, u64 addr, u64 len,
 				    int access);
@@ -34,6 +39,9 @@ void stag_sgl_release(struct stag_sgl *sgl);
 int __must_check stag_sgl_copy(struct stag_sgl *dst, u64 dst_off, const struct stag_sgl *src,
 			       u64 src_off, u64 len);
 int __must_check stag_sgl_write(struct stag_sgl *dst, u64 dst_off, const void *buf, u64 len);
+int __must_check stag_sgl_read(const struct stag_sgl *src, u64 src_off, void *buf, u64 len);
+int __must_check stag_sgl_copy_skb(struct stag_sgl *dst, u64 dst_off, const struct sk_buff *skb,
+				   u32 skb_off, u64 len);
 int __must_check stag_sgl_atomic(struct stag_sgl *target, u8 opcode, u64 compare_add,
 				 u64 swap, u64 *orig);
 

@@ -21,12 +21,15 @@ struct stag_send;
  *	requester tries again later.
  * @push: send what may be sent of the sends taken on; may be NULL.
  * @expire: the QP's timer fired.
+ * @receive: take what came back from the peer (ACKs, responses); may be
+ *	NULL.
  */
 struct stag_xport {
 	const char *name;
 	bool (*start)(struct stag_qp *qp, struct stag_send *s);
 	void (*push)(struct stag_qp *qp);
 	void (*expire)(struct stag_qp *qp);
+	void (*receive)(struct stag_qp *qp);
 };
 
 extern const struct stag_xport stag_loopback_xport;

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RoCE v2 transport's way in and out.
+ *
+ * In: one UDP tunnel socket per address family on port 4791 of the
+ * initial network namespace, shared by every stag device and held while
+ * any exists. rdma_rxe binds the same port when it loads; while it has it,
+ * stag devices carry traffic between QPs of this host only, and say so
+ * once. A packet is checked before anything of it is used: its headers
+ * (pkt.c), the stag device its destination address belongs to, the QP it
+ * names, the QP's type and state, for RC and UC the QP's peer as its
+ * source and the QP's own address as its destination, the P_Key, a UD
+ * Q_Key, and the ICRC. What fails is dropped and counted by reason; what
+ * passes waits for the QP's work in one of its two bounded queues.
+ *
+ * Out: every packet a QP sends counts against it until the stack frees
+ * it, and holds a reference to it meanwhile.
+ */
+
+#include <linux/in6.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <net/udp_tunnel.h>
+#include <linux/unaligned.h>
+
+#include "counters.h"
+#include "dev.h"
+#include "qp.h"
+#include "roce.h"
+#include "route.h"
+#include "wqe.h"
+
+static bool loopback = true;
+module_param(loopback, bool, 0644);
+MODULE_PARM_DESC(loopback,
+		 "Hand messages between QPs of this host over directly, not as packets (default: Y)");
+
+static DEFINE_MUTEX(roce_lock);
+static struct socket *roce_sock4, *roce_sock6;
+static unsigned int roce_users;
+static bool roce_told;	/* that the port is taken, once */
+
+bool stag_roce_loopback_allowed(void)
+{
+	return READ_ONCE(loopback);
+}
+
+/* ---- what comes in ---- */
+
+/* The GIDs of a packet's source and destination, from its IP header. */
+static bool addresses(const struct sk_buff *skb, union ib_gid *sgid, union ib_gid *dgid)
+{
+	if (ip_hdr(skb)->version == 4) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		/* The ICRC covers a 20-byte header: options have no place. */
+		if (iph->ihl != 5)
+			return false;
+		ipv6_addr_set_v4mapped(iph->saddr, (struct in6_addr *)sgid->raw);
+		ipv6_addr_set_v4mapped(iph->daddr, (struct in6_addr *)dgid->raw);
+		return true;
+	}
+	memcpy(sgid->raw, &ipv6_hdr(skb)->saddr, sizeof(sgid->raw));
+	memcpy(dgid->raw, &ipv6_hdr(skb)->daddr, sizeof(dgid->raw));
+	return true;
+}
+
+static u8 qp_class(const struct stag_qp *qp)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return STAG_OP_RC;
+	case IB_QPT_UC:
+		return STAG_OP_UC;
+	default:
+		return STAG_OP_UD;
+	}
+}
+
+/* May the QP take this packet? The counter of the reason why not, or STAG_CNT_NUM. */
+static enum stag_counter check_qp(const struct stag_qp *qp, const struct stag_pkt *p,
+				  const union ib_gid *sgid, const union ib_gid *dgid)
+{
+	enum ib_qp_state state = stag_qp_state(qp);
+
+	if ((p->opcode & STAG_OP_CLASS_MASK) != qp_class(qp))
+		return STAG_CNT_DROP_QP_STATE;
+	if (p->flags & STAG_PKT_REQ) {
+		if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD &&
+		    state != IB_QPS_SQE)
+			return STAG_CNT_DROP_QP_STATE;
+	} else if (state != IB_QPS_RTS && state != IB_QPS_SQD && state != IB_QPS_SQE) {
+		return STAG_CNT_DROP_QP_STATE;
+	}
+	if ((p->pkey & 0x7fff) != 0x7fff)
+		return STAG_CNT_DROP_PKEY;
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		u32 qkey = qp->ibqp.qp_type == IB_QPT_GSI ? STAG_GSI_QKEY :
+							    READ_ONCE(qp->attr.qkey);
+
+		return p->qkey == qkey ? STAG_CNT_NUM : STAG_CNT_DROP_QKEY;
+	}
+	/* An RC or UC QP hears its peer only, at its own address. */
+	if (!smp_load_acquire(&qp->roce.wire) ||
+	    memcmp(sgid, &qp->roce.path.dgid, sizeof(*sgid)) ||
+	    memcmp(dgid, &qp->roce.path.sgid, sizeof(*dgid)))
+		return STAG_CNT_DROP_NOT_PEER;
+	return STAG_CNT_NUM;
+}
+
+static bool icrc_ok(const struct sk_buff *skb)
+{
+	__le32 wire;
+
+	if (skb_copy_bits(skb, skb->len - STAG_ICRC_LEN, &wire, sizeof(wire)))
+		return false;
+	return le32_to_cpu(wire) == stag_pkt_icrc(skb, skb->data);
+}
+
+/* Queues a checked packet for its QP's work; false when the queue is full. */
+static bool enqueue(struct stag_qp *qp, struct sk_buff *skb, const struct stag_pkt *p)
+{
+	struct sk_buff_head *q = p->flags & STAG_PKT_REQ ? &qp->roce.rx_req : &qp->roce.rx_resp;
+
+	if (skb_queue_len_lockless(q) >= STAG_ROCE_RX_MAX)
+		return false;
+	skb_queue_tail(q, skb);
+	stag_qp_kick(qp);
+	return true;
+}
+
+/*
+ * The packet for a QP of @sdev: checked, then queued. The caller's RCU
+ * read lock keeps the device until the QP is found, and the QP's
+ * reference keeps it afterwards.
+ */
+static void deliver(struct stag_dev *sdev, struct sk_buff *skb, const union ib_gid *sgid,
+		    const union ib_gid *dgid)
+{
+	enum stag_counter drop = STAG_CNT_DROP_MALFORMED;
+	struct stag_qp *qp = NULL;
+	struct stag_pkt p;
+	u8 op = skb->data[0];
+
+	if (!pskb_may_pull(skb, stag_pkt_ops[op].hlen ?: STAG_BTH_LEN) ||
+	    stag_pkt_parse(skb->data, skb->len, &p))
+		goto drop;
+	drop = STAG_CNT_DROP_NO_QP;
+	qp = stag_qp_get_by_qpn(sdev, p.qpn);
+	if (!qp)
+		goto drop;
+	drop = check_qp(qp, &p, sgid, dgid);
+	if (drop != STAG_CNT_NUM)
+		goto drop;
+	drop = STAG_CNT_ICRC_ERR;
+	if (!icrc_ok(skb))
+		goto drop;
+	stag_count(sdev, STAG_CNT_RCVD_PKTS);
+	stag_count_add(sdev, STAG_CNT_RCVD_BYTES, skb->len);
+	drop = STAG_CNT_DROP_BACKLOG;
+	if (!enqueue(qp, skb, &p))
+		goto drop;
+	stag_qp_put(qp);
+	return;
+
+drop:
+	stag_count(sdev, drop);
+	if (qp)
+		stag_qp_put(qp);
+	kfree_skb(skb);
+}
+
+/* The UDP tunnel's receive hook: the skb's data is its UDP header. */
+static int roce_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	union ib_gid sgid, dgid;
+	struct stag_dev *sdev;
+
+	if (!pskb_may_pull(skb, sizeof(struct udphdr) + STAG_BTH_LEN))
+		goto free;
+	__skb_pull(skb, sizeof(struct udphdr));
+	if (!addresses(skb, &sgid, &dgid))
+		goto free;
+	rcu_read_lock();
+	sdev = stag_route_dev_rcu(&dgid);
+	if (sdev)
+		deliver(sdev, skb, &sgid, &dgid);
+	rcu_read_unlock();
+	if (sdev)
+		return 0;
+free:
+	/* Not for a stag device: nothing to count it in. */
+	kfree_skb(skb);
+	return 0;
+}
+
+static struct socket *open_sock(bool ipv6)
+{
+	struct udp_port_cfg cfg = {
+		.family = ipv6 ? AF_INET6 : AF_INET,
+		.local_udp_port = htons(STAG_ROCE_UDP_PORT),
+		/* RoCE v2 sends UDP checksum zero, over IPv6 too. */
+		.ipv6_v6only = 1,
+	};
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type = 1,
+		.encap_rcv = roce_rcv,
+	};
+	struct socket *sock;
+	int ret;
+
+	ret = udp_sock_create(&init_net, &cfg, &sock);
+	if (ret)
+		return ERR_PTR(ret);
+	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
+	return sock;
+}
+
+static void close_socks(void)
+{
+	if (roce_sock6)
+		udp_tunnel_sock_release(roce_sock6);
+	if (roce_sock4)
+		udp_tunnel_sock_release(roce_sock4);
+	roce_sock6 = NULL;
+	roce_sock4 = NULL;
+}
+
+static int open_socks(void)
+{
+	struct socket *sock;
+
+	lockdep_assert_held(&roce_lock);
+	sock = open_sock(false);
+	if (IS_ERR(sock))
+		return PTR_ERR(sock);
+	roce_sock4 = sock;
+	if (IS_ENABLED(CONFIG_IPV6)) {
+		sock = open_sock(true);
+		if (IS_ERR(sock) && PTR_ERR(sock) != -EAFNOSUPPORT) {
+			close_socks();
+			return PTR_ERR(sock);
+		}
+		roce_sock6 = IS_ERR(sock) ? NULL : sock;
+	}
+	return 0;
+}
+
+/**
+ * stag_roce_get() - a device wants the wire
+ *
+ * Opens the sockets when nobody has them yet, which also happens for a
+ * device added after rdma_rxe let the port go.
+ *
+ * Return: 0 when the wire is up; -EADDRINUSE when another has UDP port
+ * 4791 (the device then carries traffic between QPs of this host only);
+ * another errno when the sockets could not be opened.
+ */
+int stag_roce_get(void)
+{
+	int ret = 0;
+
+	mutex_lock(&roce_lock);
+	roce_users++;
+	if (!roce_sock4) {
+		ret = open_socks();
+		if (ret == -EADDRINUSE && !roce_told) {
+			pr_info("UDP port %u is taken (rdma_rxe?): stag devices carry traffic between QPs of this host only\n",
+				STAG_ROCE_UDP_PORT);
+			roce_told = true;
+		} else if (!ret) {
+			roce_told = false;
+		}
+	}
+	mutex_unlock(&roce_lock);
+	return ret;
+}
+
+/* A device is gone; the last one closes the sockets. */
+void stag_roce_put(void)
+{
+	mutex_lock(&roce_lock);
+	if (!--roce_users)
+		close_socks();
+	mutex_unlock(&roce_lock);
+}
+
+/* Is the wire up? Without it, only destinations on this host are reached. */
+bool stag_roce_up(void)
+{
+	return READ_ONCE(roce_sock4);
+}
+
+/* ---- a QP on the wire ---- */
+
+int stag_roce_qp_init(struct stag_qp *qp)
+{
+	skb_queue_head_init(&qp->roce.rx_req);
+	skb_queue_head_init(&qp->roce.rx_resp);
+	atomic_set(&qp->roce.tx_skbs, 0);
+	return dst_cache_init(&qp->roce.dst, GFP_KERNEL);
+}
+
+/* After the QP's last reference: nobody can queue a packet for it any more. */
+void stag_roce_qp_uninit(struct stag_qp *qp)
+{
+	skb_queue_purge(&qp->roce.rx_req);
+	skb_queue_purge(&qp->roce.rx_resp);
+	dst_cache_destroy(&qp->roce.dst);
+}
+
+/**
+ * stag_roce_path() - where a packet for an address vector goes
+ * @path: filled
+ * @av: the address vector, of a QP's path or a UD WQE's AH
+ * @lqpn: the sending QP
+ * @rqpn: the QP it sends to
+ */
+void stag_roce_path(struct stag_path *path, const struct stag_av *av, u32 lqpn, u32 rqpn)
+{
+	path->sgid = av->sgid;
+	path->dgid = av->dgid;
+	path->ipv6 = av->net_type == RDMA_NETWORK_IPV6;
+	path->sport = rdma_get_udp_sport(av->flow_label, lqpn, rqpn);
+	path->tclass = av->traffic_class;
+	path->hop_limit = av->hop_limit;
+}
+
+/**
+ * stag_roce_qp_connect() - an RC or UC QP's path is set (RTR)
+ * @qp: the QP, its path and destination QP in its attributes
+ *
+ * Context: under sq.mutex, before any packet of the connection moves.
+ */
+void stag_roce_qp_connect(struct stag_qp *qp)
+{
+	struct stag_av av = {
+		.sgid = qp->sgid,
+		.dgid = qp->dgid,
+		.net_type = qp->net_type,
+		.flow_label = rdma_ah_read_grh(&qp->attr.ah_attr)->flow_label,
+		.traffic_class = rdma_ah_read_grh(&qp->attr.ah_attr)->traffic_class,
+		.hop_limit = rdma_ah_read_grh(&qp->attr.ah_attr)->hop_limit,
+	};
+
+	lockdep_assert_held(&qp->sq.mutex);
+	stag_roce_path(&qp->roce.path, &av, qp->ibqp.qp_num, qp->attr.dest_qp_num);
+	dst_cache_reset(&qp->roce.dst);
+	/* Pairs with check_qp(): the path is in place before packets are taken. */
+	smp_store_release(&qp->roce.wire, true);
+}
+
+/* ---- what goes out ---- */
+
+/* The MTU of a QP's packets: its path MTU, or for UD the port's. */
+u32 stag_roce_mtu(struct stag_qp *qp)
+{
+	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
+
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
+		return ib_mtu_enum_to_int(stag_port_active_mtu(&sdev->port));
+	return ib_mtu_enum_to_int(READ_ONCE(qp->attr.path_mtu));
+}
+
+/*
+ * May the QP hand the stack another packet? When not, it is told by a
+ * kick once enough of its packets are gone.
+ */
+bool stag_roce_tx_room(struct stag_qp *qp)
+{
+	if (atomic_read(&qp->roce.tx_skbs) < STAG_ROCE_TX_HIGH)
+		return true;
+	set_bit(STAG_ROCE_TX_BLOCKED, &qp->roce.flags);
+	/* The packets may all have gone meanwhile: look again. */
+	smp_mb__after_atomic();
+	if (atomic_read(&qp->roce.tx_skbs) < STAG_ROCE_TX_HIGH &&
+	    test_and_clear_bit(STAG_ROCE_TX_BLOCKED, &qp->roce.flags))
+		return true;
+	return false;
+}
+
+static void tx_done(struct sk_buff *skb)
+{
+	struct stag_qp *qp = skb_shinfo(skb)->destructor_arg;
+
+	if (atomic_dec_return(&qp->roce.tx_skbs) <= STAG_ROCE_TX_LOW &&
+	    test_bit(STAG_ROCE_TX_BLOCKED, &qp->roce.flags) &&
+	    test_and_clear_bit(STAG_ROCE_TX_BLOCKED, &qp->roce.flags))
+		stag_qp_kick(qp);
+	stag_qp_put(qp);
+}
+
+/**
+ * stag_roce_alloc() - a packet of @len bytes from the BTH on, for a QP
+ * @qp: the QP that sends it
+ * @len: transport headers, payload, pad and ICRC
+ *
+ * The data path allocates without sleeping: it may run on a storage ULP's
+ * I/O path. A packet that cannot be had is sent later (RC) or lost (UC,
+ * UD), as on a congested link.
+ */
+struct sk_buff *stag_roce_alloc(struct stag_qp *qp, unsigned int len)
+{
+	return stag_net_alloc(to_stag_dev(qp->ibqp.device), len, GFP_ATOMIC);
+}
+
+/**
+ * stag_roce_xmit() - send a QP's packet
+ * @qp: the QP
+ * @path: where it goes (the QP's for RC and UC, a WQE's for UD)
+ * @skb: from stag_roce_alloc(), filled but for the ICRC; consumed
+ *
+ * The packet holds a reference to the QP until the stack frees it.
+ *
+ * Return: 0, or the errno of a packet that could not go (it is counted).
+ */
+int stag_roce_xmit(struct stag_qp *qp, const struct stag_path *path, struct sk_buff *skb)
+{
+	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
+	unsigned int len = skb->len;
+	bool connected = path == &qp->roce.path;
+	int ret;
+
+	stag_qp_get(qp);
+	atomic_inc(&qp->roce.tx_skbs);
+	skb_shinfo(skb)->destructor_arg = qp;
+	skb->destructor = tx_done;
+	ret = stag_net_xmit(sdev, path, connected ? &qp->roce.dst : NULL, skb);
+	if (ret) {
+		stag_count(sdev, STAG_CNT_DROP_TX);
+		return ret;
+	}
+	stag_count(sdev, STAG_CNT_SENT_PKTS);
+	stag_count_add(sdev, STAG_CNT_SENT_BYTES, len);
+	return 0;
+}

@@ -1,0 +1,691 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RoCE v2 requester: a QP's sends as packets, and what comes back.
+ *
+ * RC (IBA 9.7): each send takes PSNs, one per packet, a read one per
+ * response packet it asks for. Packets go out in PSN order while fewer
+ * than STAG_ROCE_WINDOW PSNs are unacknowledged, with AckReq on the last
+ * packet of each message and on every 64th. ACKs are cumulative. A NAK
+ * for a PSN sequence error, a response that passes over a read or an
+ * atomic still waiting for its own, a gap in a read's responses, or the
+ * local ACK timeout sends again from the oldest unacknowledged PSN (go back
+ * N), counting retry_cnt down; an RNR NAK waits for the responder's timer,
+ * counting rnr_retry down (7: for ever); the other NAKs complete their
+ * send with the status loopback gives them. A read is asked again for the
+ * part whose response did not arrive. At most max_rd_atomic reads and
+ * atomics are outstanding.
+ *
+ * UC and UD: a send's packets go out once, and then it is done.
+ *
+ * Local buffers pass the gate for each packet built from them, and again
+ * for each read response or atomic result placed into them.
+ *
+ * Context: process context, under the QP's sq.mutex.
+ */
+
+#include "counters.h"
+#include "dev.h"
+#include "qp.h"
+#include "req.h"
+#include "roce.h"
+#include "route.h"
+#include "xport.h"
+
+/* PSNs a connection may have unacknowledged. */
+#define STAG_ROCE_WINDOW	128
+/* AckReq at least this often within a message. */
+#define STAG_ROCE_ACK_EVERY	64
+/* More packets than this in one message and PSN comparisons break. */
+#define STAG_ROCE_MAX_PKTS	BIT(22)
+
+static struct stag_dev *dev_of(struct stag_qp *qp)
+{
+	return to_stag_dev(qp->ibqp.device);
+}
+
+static bool is_rd_atomic(u8 op)
+{
+	return op == IB_WR_RDMA_READ || stag_wqe_is_atomic(op);
+}
+
+static u8 qp_class(const struct stag_qp *qp)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return STAG_OP_RC;
+	case IB_QPT_UC:
+		return STAG_OP_UC;
+	default:
+		return STAG_OP_UD;
+	}
+}
+
+/* The packets of a message: one per MTU of payload, at least one. */
+static u32 npkts(const struct stag_send *s, u32 mtu)
+{
+	if (stag_wqe_is_atomic(s->wqe.hdr.opcode) || !s->wqe.length)
+		return 1;
+	return DIV_ROUND_UP_ULL(s->wqe.length, mtu);
+}
+
+/* Where a read resumes: the PSN of the first response it has not had. */
+static u32 read_resume_psn(const struct stag_send *s, u32 mtu)
+{
+	return stag_psn_add(s->first_psn, div_u64(s->placed, mtu));
+}
+
+/* ---- building request packets ---- */
+
+/* The payload of a packet, from the send's buffers through the gate. */
+static int copy_payload(struct stag_qp *qp, const struct stag_send *s, void *dst, u64 off,
+			u32 len)
+{
+	const struct stag_swqe *wqe = &s->wqe;
+	struct stag_gate_who who = stag_qp_who(qp);
+	int ret;
+
+	if (!len)
+		return 0;
+	if (wqe->hdr.send_flags & IB_SEND_INLINE) {
+		memcpy(dst, wqe->inline_data + off, len);
+		return 0;
+	}
+	ret = stag_sgl_build_range(qp->sq.local, &dev_of(qp)->tpt, &who, wqe->sge,
+				   wqe->hdr.num_sge, 0, off, len);
+	if (ret)
+		return ret;
+	ret = stag_sgl_read(qp->sq.local, 0, dst, len);
+	stag_sgl_release(qp->sq.local);
+	return ret;
+}
+
+/* The headers a send's packet at @psn carries, and its payload's place. */
+static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 psn,
+			    struct stag_pkt *p, u64 *off, u32 *len)
+{
+	const struct stag_swqe *wqe = &s->wqe;
+	u8 op = wqe->hdr.opcode;
+	u32 mtu = stag_roce_mtu(qp);
+	bool first = true, last = true;
+
+	*off = 0;
+	*len = 0;
+	if (stag_wqe_is_send(op) || stag_wqe_is_write(op)) {
+		u32 idx = (psn - s->first_psn) & STAG_PSN_MASK;
+
+		*off = (u64)idx * mtu;
+		*len = min_t(u64, mtu, wqe->length - *off);
+		first = !idx;
+		last = *off + *len >= wqe->length;
+	}
+	memset(p, 0, sizeof(*p));
+	p->opcode = stag_pkt_opcode(qp_class(qp), op, first, last);
+	p->psn = psn;
+	p->pkey = STAG_PKEY_DEFAULT;
+	p->pad = stag_pkt_pad(*len);
+	p->qpn = READ_ONCE(qp->attr.dest_qp_num);
+	p->se = last && wqe->hdr.send_flags & IB_SEND_SOLICITED &&
+		(stag_wqe_is_send(op) || op == IB_WR_RDMA_WRITE_WITH_IMM);
+	if (op == IB_WR_RDMA_READ) {
+		p->va = wqe->hdr.wr.rdma.remote_addr + s->placed;
+		p->rkey = wqe->hdr.wr.rdma.rkey;
+		p->dmalen = wqe->length - s->placed;
+	} else if (stag_wqe_is_write(op) && first) {
+		p->va = wqe->hdr.wr.rdma.remote_addr;
+		p->rkey = wqe->hdr.wr.rdma.rkey;
+		p->dmalen = wqe->length;
+	} else if (stag_wqe_is_atomic(op)) {
+		p->va = wqe->hdr.wr.atomic.remote_addr;
+		p->rkey = wqe->hdr.wr.atomic.rkey;
+		p->swap_add = op == IB_WR_ATOMIC_CMP_AND_SWP ? wqe->hdr.wr.atomic.swap :
+							       wqe->hdr.wr.atomic.compare_add;
+		p->compare = op == IB_WR_ATOMIC_CMP_AND_SWP ? wqe->hdr.wr.atomic.compare_add : 0;
+	}
+	if (op == IB_WR_SEND_WITH_INV)
+		p->inv_rkey = wqe->hdr.ex;
+	else
+		p->imm = (__force __be32)wqe->hdr.ex;
+	if (qp_class(qp) == STAG_OP_UD) {
+		p->qpn = wqe->hdr.wr.ud.remote_qpn & STAG_PSN_MASK;
+		p->src_qpn = qp->ibqp.qp_num;
+		/* A qkey with the high bit set means the QP's own (IBA 10.2.5). */
+		if (qp->ibqp.qp_type == IB_QPT_GSI)
+			p->qkey = STAG_GSI_QKEY;
+		else if (wqe->hdr.wr.ud.remote_qkey & 0x80000000)
+			p->qkey = READ_ONCE(qp->attr.qkey);
+		else
+			p->qkey = wqe->hdr.wr.ud.remote_qkey;
+	}
+	if (qp_class(qp) == STAG_OP_RC &&
+	    (last || ++qp->sq.noack >= STAG_ROCE_ACK_EVERY)) {
+		p->ackreq = true;
+		qp->sq.noack = 0;
+	}
+}
+
+/*
+ * Builds and sends a send's packet at @psn. Return: 0; -ENOMEM when no
+ * packet could be had (try again later); the gate's errno when the local
+ * buffers refused (the send fails with LOC_PROT_ERR).
+ */
+static int send_packet(struct stag_qp *qp, struct stag_send *s, u32 psn)
+{
+	const struct stag_path *path = &qp->roce.path;
+	struct stag_path ud_path;
+	struct stag_pkt p;
+	struct sk_buff *skb;
+	unsigned int hlen;
+	u32 len, end;
+	u64 off;
+	int ret;
+
+	request_headers(qp, s, psn, &p, &off, &len);
+	hlen = stag_pkt_ops[p.opcode].hlen;
+	skb = stag_roce_alloc(qp, hlen + len + p.pad + STAG_ICRC_LEN);
+	if (!skb)
+		return -ENOMEM;
+	stag_pkt_build(skb->data, &p);
+	ret = copy_payload(qp, s, skb->data + hlen, off, len);
+	if (ret) {
+		kfree_skb(skb);
+		return ret;
+	}
+	memset(skb->data + hlen + len, 0, p.pad);
+	if (qp_class(qp) == STAG_OP_UD) {
+		stag_roce_path(&ud_path, &s->wqe.av, qp->ibqp.qp_num, p.qpn);
+		path = &ud_path;
+	}
+	/* A read's request stands for the PSNs of all its responses. */
+	end = s->wqe.hdr.opcode == IB_WR_RDMA_READ ? s->last_psn : psn;
+	if (stag_psn_cmp(psn, qp->sq.hi_psn) < 0)
+		stag_count(dev_of(qp), STAG_CNT_RETRANSMITS);
+	if (stag_psn_cmp(end, qp->sq.hi_psn) >= 0)
+		qp->sq.hi_psn = stag_psn_add(end, 1);
+	/* A packet the stack dropped is a packet lost on the wire. */
+	stag_roce_xmit(qp, path, skb);
+	return 0;
+}
+
+/* ---- RC: sending ---- */
+
+static bool rc_start(struct stag_qp *qp, struct stag_send *s)
+{
+	struct stag_sq *sq = &qp->sq;
+	u8 op = s->wqe.hdr.opcode;
+	u32 n = npkts(s, stag_roce_mtu(qp));
+
+	if (n > STAG_ROCE_MAX_PKTS) {
+		stag_req_done(qp, s, IB_WC_LOC_LEN_ERR);
+		return true;
+	}
+	if (is_rd_atomic(op)) {
+		/* max_rd_atomic 0 would stall for ever: it counts as one. */
+		if (sq->rd_atomic >= max_t(u8, READ_ONCE(qp->attr.max_rd_atomic), 1))
+			return false;
+		sq->rd_atomic++;
+		s->rd_atomic = true;
+	}
+	s->first_psn = sq->psn;
+	s->last_psn = stag_psn_add(sq->psn, n - 1);
+	s->next_psn = s->first_psn;
+	sq->psn = stag_psn_add(sq->psn, n);
+	return true;
+}
+
+/* Is every packet of the send out (a read: its request)? */
+static bool all_sent(const struct stag_send *s)
+{
+	return stag_psn_cmp(s->next_psn, s->last_psn) > 0;
+}
+
+static void rc_push(struct stag_qp *qp)
+{
+	struct stag_sq *sq = &qp->sq;
+	struct stag_send *s;
+	int ret;
+
+	if ((s32)(sq->next - sq->head) < 0)
+		sq->next = sq->head;
+	while (sq->next != sq->start && !sq->waiting) {
+		s = stag_req_send(qp, sq->next);
+		if (s->done || all_sent(s)) {
+			sq->next++;
+			continue;
+		}
+		if (stag_psn_cmp(s->next_psn, stag_psn_add(sq->una, STAG_ROCE_WINDOW)) >= 0 ||
+		    !stag_roce_tx_room(qp))
+			break;
+		ret = send_packet(qp, s, s->next_psn);
+		if (ret == -ENOMEM) {
+			/* Out of packets: try again in a tick, retry counts untouched. */
+			if (!timer_pending(&sq->timer))
+				stag_req_arm(qp, 1);
+			break;
+		}
+		if (ret) {
+			stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
+			break;
+		}
+		if (s->wqe.hdr.opcode == IB_WR_RDMA_READ)
+			s->next_psn = stag_psn_add(s->last_psn, 1);
+		else
+			s->next_psn = stag_psn_add(s->next_psn, 1);
+	}
+	/* The local ACK timeout runs from the oldest packet not acknowledged. */
+	if (sq->una != sq->hi_psn && !timer_pending(&sq->timer))
+		stag_req_arm(qp, stag_req_ack_timeout(READ_ONCE(qp->attr.timeout)));
+}
+
+/* Sends everything again from @psn on: go back N. */
+static void go_back(struct stag_qp *qp, u32 psn)
+{
+	struct stag_sq *sq = &qp->sq;
+	u32 mtu = stag_roce_mtu(qp), i;
+	bool found = false;
+
+	for (i = sq->head; i != sq->start; i++) {
+		struct stag_send *s = stag_req_send(qp, i);
+
+		if (s->done || stag_psn_cmp(s->last_psn, psn) < 0)
+			continue;
+		if (!found)
+			sq->next = i;
+		found = true;
+		if (s->wqe.hdr.opcode == IB_WR_RDMA_READ)
+			s->next_psn = read_resume_psn(s, mtu);
+		else if (stag_psn_cmp(s->first_psn, psn) >= 0 ||
+			 stag_wqe_is_atomic(s->wqe.hdr.opcode))
+			s->next_psn = s->first_psn;
+		else
+			s->next_psn = psn;
+	}
+}
+
+/* The oldest send not done yet, or NULL. */
+static struct stag_send *oldest(struct stag_qp *qp)
+{
+	u32 i;
+
+	for (i = qp->sq.head; i != qp->sq.start; i++) {
+		struct stag_send *s = stag_req_send(qp, i);
+
+		if (!s->done)
+			return s;
+	}
+	return NULL;
+}
+
+/* Counts a retry down and goes back to @psn; out of retries, the oldest send fails. */
+static void retry(struct stag_qp *qp, u32 psn)
+{
+	struct stag_sq *sq = &qp->sq;
+	struct stag_send *s = oldest(qp);
+
+	if (!s)
+		return;
+	if (!sq->retry_left) {
+		stag_req_done(qp, s, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	/* Timeout zero is infinite (IBA 11.2.4.2): retry for ever. */
+	if (READ_ONCE(qp->attr.timeout))
+		sq->retry_left--;
+	go_back(qp, psn);
+}
+
+/* Progress: the retry counts start over, the timer runs from now. */
+static void progress(struct stag_qp *qp, u32 una)
+{
+	struct stag_sq *sq = &qp->sq;
+
+	if (stag_psn_cmp(una, sq->una) <= 0)
+		return;
+	sq->una = una;
+	sq->retry_left = READ_ONCE(qp->attr.retry_cnt);
+	sq->rnr_left = READ_ONCE(qp->attr.rnr_retry);
+	sq->nak_retry = false;
+	if (sq->una == sq->hi_psn)
+		stag_req_disarm(qp);
+	else
+		stag_req_arm(qp, stag_req_ack_timeout(READ_ONCE(qp->attr.timeout)));
+}
+
+/*
+ * Everything up to @psn is acknowledged: sends and writes whose last
+ * packet it covers are done. A read or atomic it covers without its
+ * response had that response lost: ask again (an implicit NAK).
+ */
+static void ack_to(struct stag_qp *qp, u32 psn)
+{
+	struct stag_sq *sq = &qp->sq;
+	u32 i, una = stag_psn_add(psn, 1);
+
+	for (i = sq->head; i != sq->start; i++) {
+		struct stag_send *s = stag_req_send(qp, i);
+
+		if (s->done)
+			continue;
+		if (stag_psn_cmp(s->first_psn, psn) > 0)
+			break;
+		if (is_rd_atomic(s->wqe.hdr.opcode)) {
+			una = s->first_psn;
+			if (!sq->nak_retry) {
+				sq->nak_retry = true;
+				retry(qp, read_resume_psn(s, stag_roce_mtu(qp)));
+			}
+			break;
+		}
+		if (stag_psn_cmp(s->last_psn, psn) > 0) {
+			una = stag_psn_add(psn, 1);
+			break;
+		}
+		stag_req_done(qp, s, IB_WC_SUCCESS);
+	}
+	progress(qp, una);
+}
+
+static enum ib_wc_status nak_status(u8 syndrome)
+{
+	switch (syndrome) {
+	case STAG_NAK_INV_REQ:
+		return IB_WC_REM_INV_REQ_ERR;
+	case STAG_NAK_REM_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
+/* The send whose PSNs hold @psn, or NULL. */
+static struct stag_send *send_of(struct stag_qp *qp, u32 psn)
+{
+	u32 i;
+
+	for (i = qp->sq.head; i != qp->sq.start; i++) {
+		struct stag_send *s = stag_req_send(qp, i);
+
+		if (!s->done && stag_psn_cmp(s->first_psn, psn) <= 0 &&
+		    stag_psn_cmp(s->last_psn, psn) >= 0)
+			return s;
+	}
+	return NULL;
+}
+
+static void on_rnr(struct stag_qp *qp, u32 psn, u8 timer)
+{
+	struct stag_sq *sq = &qp->sq;
+	struct stag_send *s = send_of(qp, psn);
+
+	stag_count(dev_of(qp), STAG_CNT_NAK_RCVD_RNR);
+	if (!s)
+		return;
+	if (!sq->rnr_left) {
+		stag_req_done(qp, s, IB_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	/* Seven means retry for ever (IBA 9.7.5.2.8). */
+	if (sq->rnr_left != 7)
+		sq->rnr_left--;
+	stag_count(dev_of(qp), STAG_CNT_RNR_WAITS);
+	sq->waiting = true;
+	stag_req_arm(qp, stag_req_rnr_delay(timer));
+}
+
+static void on_ack(struct stag_qp *qp, const struct stag_pkt *p)
+{
+	struct stag_dev *sdev = dev_of(qp);
+	struct stag_send *s;
+
+	switch (p->syndrome & STAG_AETH_TYPE_MASK) {
+	case STAG_AETH_ACK:
+		ack_to(qp, p->psn);
+		return;
+	case STAG_AETH_RNR:
+		ack_to(qp, stag_psn_add(p->psn, STAG_PSN_MASK));
+		on_rnr(qp, p->psn, p->syndrome & 0x1f);
+		return;
+	case STAG_AETH_NAK:
+		break;
+	default:
+		stag_count(sdev, STAG_CNT_DROP_MALFORMED);
+		return;
+	}
+	/* A NAK acknowledges every packet before the one it names. */
+	ack_to(qp, stag_psn_add(p->psn, STAG_PSN_MASK));
+	if (p->syndrome == STAG_NAK_PSN_SEQ) {
+		stag_count(sdev, STAG_CNT_NAK_RCVD_SEQ);
+		if (!qp->sq.nak_retry) {
+			qp->sq.nak_retry = true;
+			retry(qp, p->psn);
+		}
+		return;
+	}
+	stag_count(sdev, p->syndrome == STAG_NAK_INV_REQ ? STAG_CNT_NAK_RCVD_INV :
+		   p->syndrome == STAG_NAK_REM_ACCESS ? STAG_CNT_NAK_RCVD_ACCESS :
+		   STAG_CNT_NAK_RCVD_OP);
+	s = send_of(qp, p->psn);
+	if (s)
+		stag_req_done(qp, s, nak_status(p->syndrome));
+}
+
+/* Places @len bytes of the packet at @off of the send's local buffers. */
+static int place(struct stag_qp *qp, struct stag_send *s, u64 off, const struct sk_buff *skb,
+		 u32 skb_off, u32 len)
+{
+	const struct stag_swqe *wqe = &s->wqe;
+	struct stag_gate_who who = stag_qp_who(qp);
+	int ret;
+
+	ret = stag_sgl_build_range(qp->sq.local, &dev_of(qp)->tpt, &who, wqe->sge,
+				   wqe->hdr.num_sge, IB_ACCESS_LOCAL_WRITE, off, len);
+	if (ret)
+		return ret;
+	ret = stag_sgl_copy_skb(qp->sq.local, 0, skb, skb_off, len);
+	stag_sgl_release(qp->sq.local);
+	return ret;
+}
+
+/*
+ * A read response: it must be the next the oldest read awaits. Its
+ * FIRST, MIDDLE, LAST or ONLY is not held against it (a peer that replays
+ * a read from its middle starts with MIDDLE); its size is: a full MTU
+ * unless it ends the read.
+ */
+static void on_read_response(struct stag_qp *qp, const struct sk_buff *skb,
+			     const struct stag_pkt *p)
+{
+	struct stag_send *s = oldest(qp);
+	u32 mtu = stag_roce_mtu(qp), want;
+	u64 left;
+
+	if (!s || s->wqe.hdr.opcode != IB_WR_RDMA_READ ||
+	    stag_psn_cmp(p->psn, s->first_psn) < 0 || stag_psn_cmp(p->psn, s->last_psn) > 0)
+		return;
+	if (p->flags & STAG_PKT_AETH && (p->syndrome & STAG_AETH_TYPE_MASK) != STAG_AETH_ACK)
+		return;
+	/* It answers the read: everything before the read arrived. */
+	ack_to(qp, stag_psn_add(s->first_psn, STAG_PSN_MASK));
+	want = read_resume_psn(s, mtu);
+	if (p->psn != want) {
+		/* Before: a duplicate. After: a response went missing. */
+		if (stag_psn_cmp(p->psn, want) > 0 && !qp->sq.nak_retry) {
+			qp->sq.nak_retry = true;
+			retry(qp, want);
+		}
+		return;
+	}
+	left = s->wqe.length - s->placed;
+	if (p->paylen > left || (p->paylen < left && p->paylen != mtu) ||
+	    (p->paylen == left && !(p->flags & STAG_PKT_END))) {
+		stag_count(dev_of(qp), STAG_CNT_DROP_MALFORMED);
+		return;
+	}
+	if (place(qp, s, s->placed, skb, p->hlen, p->paylen)) {
+		stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	s->placed += p->paylen;
+	if (s->placed == s->wqe.length) {
+		stag_req_done(qp, s, IB_WC_SUCCESS);
+		progress(qp, stag_psn_add(s->last_psn, 1));
+	} else {
+		progress(qp, stag_psn_add(p->psn, 1));
+	}
+}
+
+/* An atomic's result: the original value goes into its local buffer. */
+static void on_atomic_ack(struct stag_qp *qp, const struct stag_pkt *p)
+{
+	struct stag_gate_who who = stag_qp_who(qp);
+	struct stag_send *s = oldest(qp);
+	u64 orig = p->orig;
+
+	if (!s || !stag_wqe_is_atomic(s->wqe.hdr.opcode) || p->psn != s->first_psn ||
+	    (p->syndrome & STAG_AETH_TYPE_MASK) != STAG_AETH_ACK)
+		return;
+	ack_to(qp, stag_psn_add(p->psn, STAG_PSN_MASK));
+	if (stag_sgl_build(qp->sq.local, &dev_of(qp)->tpt, &who, s->wqe.sge, s->wqe.hdr.num_sge,
+			   IB_ACCESS_LOCAL_WRITE) ||
+	    stag_sgl_write(qp->sq.local, 0, &orig, sizeof(orig))) {
+		stag_sgl_release(qp->sq.local);
+		stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	stag_sgl_release(qp->sq.local);
+	stag_req_done(qp, s, IB_WC_SUCCESS);
+	progress(qp, stag_psn_add(p->psn, 1));
+}
+
+/* What came back from the peer: ACKs, NAKs, read responses, atomic results. */
+static void rc_receive(struct stag_qp *qp)
+{
+	enum ib_qp_state state = stag_qp_state(qp);
+	struct stag_sq *sq = &qp->sq;
+	struct sk_buff *skb;
+	struct stag_pkt p;
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
+		skb_queue_purge(&qp->roce.rx_resp);
+		return;
+	}
+	while ((skb = skb_dequeue(&qp->roce.rx_resp))) {
+		/* Checked on the way in; ignored when it answers nothing sent. */
+		if (!stag_pkt_parse(skb->data, skb->len, &p) &&
+		    stag_psn_cmp(p.psn, sq->hi_psn) < 0 && stag_psn_cmp(p.psn, sq->una) >= 0) {
+			if (p.flags & STAG_PKT_ACK)
+				on_ack(qp, &p);
+			else if (p.flags & STAG_PKT_READ_RESP)
+				on_read_response(qp, skb, &p);
+			else if (p.flags & STAG_PKT_ATOMIC_ACK)
+				on_atomic_ack(qp, &p);
+		}
+		kfree_skb(skb);
+	}
+}
+
+/* The timer: an RNR wait is over, or no answer came in time. */
+static void rc_expire(struct stag_qp *qp)
+{
+	struct stag_sq *sq = &qp->sq;
+
+	if (sq->waiting) {
+		sq->waiting = false;
+		go_back(qp, sq->una);
+		return;
+	}
+	if (sq->una == sq->hi_psn)
+		return;
+	stag_count(dev_of(qp), STAG_CNT_ACK_TIMEOUTS);
+	retry(qp, sq->una);
+}
+
+const struct stag_xport stag_roce_rc_xport = {
+	.name = "roce-rc",
+	.start = rc_start,
+	.push = rc_push,
+	.expire = rc_expire,
+	.receive = rc_receive,
+};
+
+/* ---- UC and UD: sent once ---- */
+
+static bool unreliable_start(struct stag_qp *qp, struct stag_send *s)
+{
+	struct stag_sq *sq = &qp->sq;
+	u32 n = npkts(s, stag_roce_mtu(qp));
+
+	if (stag_pkt_opcode(qp_class(qp), s->wqe.hdr.opcode, true, n == 1) == 0xff) {
+		stag_req_done(qp, s, IB_WC_LOC_QP_OP_ERR);
+		return true;
+	}
+	s->first_psn = sq->psn;
+	s->last_psn = stag_psn_add(sq->psn, n - 1);
+	s->next_psn = s->first_psn;
+	sq->psn = stag_psn_add(sq->psn, n);
+	return true;
+}
+
+static void unreliable_push(struct stag_qp *qp)
+{
+	struct stag_sq *sq = &qp->sq;
+	struct stag_send *s;
+	int ret;
+
+	if ((s32)(sq->next - sq->head) < 0)
+		sq->next = sq->head;
+	while (sq->next != sq->start) {
+		s = stag_req_send(qp, sq->next);
+		if (s->done) {
+			sq->next++;
+			continue;
+		}
+		if (!stag_roce_tx_room(qp))
+			break;
+		ret = send_packet(qp, s, s->next_psn);
+		/* No packet to be had is a packet lost: no one waits for it. */
+		if (ret && ret != -ENOMEM) {
+			stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
+			continue;
+		}
+		if (ret)
+			stag_count(dev_of(qp), STAG_CNT_DROP_TX);
+		s->next_psn = stag_psn_add(s->next_psn, 1);
+		if (all_sent(s))
+			stag_req_done(qp, s, IB_WC_SUCCESS);
+	}
+}
+
+static void unreliable_expire(struct stag_qp *qp)
+{
+}
+
+const struct stag_xport stag_roce_uc_xport = {
+	.name = "roce-uc",
+	.start = unreliable_start,
+	.push = unreliable_push,
+	.expire = unreliable_expire,
+};
+
+/*
+ * A UD send goes to a QP of this host directly when loopback may be
+ * used, or whenever the wire is not up; to the wire otherwise.
+ */
+static bool ud_start(struct stag_qp *qp, struct stag_send *s)
+{
+	if (!stag_roce_up() ||
+	    (stag_roce_loopback_allowed() && stag_route_is_local(&s->wqe.av.dgid)))
+		return stag_loopback_xport.start(qp, s);
+	return unreliable_start(qp, s);
+}
+
+static void ud_expire(struct stag_qp *qp)
+{
+	stag_loopback_xport.expire(qp);
+}
+
+const struct stag_xport stag_roce_ud_xport = {
+	.name = "roce-ud",
+	.start = ud_start,
+	.push = unreliable_push,
+	.expire = ud_expire,
+};

@@ -1,0 +1,743 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RoCE v2 responder: the requests that arrive for a QP.
+ *
+ * RC (IBA 9.7.5): a request runs when its PSN is the one expected. One
+ * PSN sequence NAK answers a gap, and what follows the gap is dropped
+ * until the expected PSN comes. A request before the expected PSN is a
+ * duplicate: a SEND or WRITE is acknowledged again; a READ is answered
+ * again from its responder resource, if it names the same R_Key and a
+ * part of what it asked first, through the gate again; an ATOMIC gets the
+ * result it had and is not executed twice. ACKs are coalesced: one, for
+ * the last packet of a batch that asked for one, goes out before anything
+ * else the responder sends (a read response, an atomic result, a NAK).
+ * The responder resources are max_dest_rd_atomic, reused oldest first.
+ *
+ * UC: a packet out of sequence drops what is left of its message; the
+ * next FIRST or ONLY starts over. UD: every packet is a message.
+ *
+ * Every byte passes the gate first: a WRITE's or a READ's whole range
+ * when its request arrives, then each packet's own part again (a window
+ * can be rebound, a region invalidated, between two packets), and a
+ * SEND's receive buffers for each packet's part of them. A payload is
+ * copied once, from the packet into the checked pages.
+ *
+ * Context: the QP's work, process context, under resp_mutex.
+ */
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/slab.h>
+
+#include "counters.h"
+#include "dev.h"
+#include "qp.h"
+#include "resp.h"
+#include "roce.h"
+#include "roce_resp.h"
+
+#define NO_OP		0xff	/* between messages */
+#define RESP_BUDGET	64	/* requests per run; the work comes back for more */
+#define GRH_SIZE	40
+
+static struct stag_dev *dev_of(struct stag_qp *qp)
+{
+	return to_stag_dev(qp->ibqp.device);
+}
+
+/* ---- what the responder sends ---- */
+
+/* An ACK, an RNR NAK or a NAK: @syndrome for @psn, with the MSN. */
+static void send_ack(struct stag_qp *qp, u8 syndrome, u32 psn)
+{
+	struct stag_pkt p = {
+		.opcode = STAG_OP_ACK,
+		.psn = psn,
+		.pkey = STAG_PKEY_DEFAULT,
+		.qpn = READ_ONCE(qp->attr.dest_qp_num),
+		.syndrome = syndrome,
+		.msn = qp->rresp.msn,
+	};
+	struct sk_buff *skb;
+
+	skb = stag_roce_alloc(qp, stag_pkt_ops[STAG_OP_ACK].hlen + STAG_ICRC_LEN);
+	/* An ACK lost: the requester's timer sends the request again. */
+	if (!skb)
+		return;
+	stag_pkt_build(skb->data, &p);
+	stag_roce_xmit(qp, &qp->roce.path, skb);
+}
+
+/* The ACK owed, before anything else goes out. */
+static void flush_ack(struct stag_qp *qp)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+
+	if (!rr->ack)
+		return;
+	rr->ack = false;
+	send_ack(qp, STAG_AETH_ACK | STAG_AETH_CREDITS_NONE, rr->ack_psn);
+}
+
+static void owe_ack(struct stag_qp *qp, u32 psn)
+{
+	qp->rresp.ack = true;
+	qp->rresp.ack_psn = psn;
+}
+
+/* Forgets the message in progress; a receive it took stays for the next. */
+static void end_message(struct stag_qp *qp)
+{
+	qp->rresp.op = NO_OP;
+	qp->rresp.offset = 0;
+}
+
+/*
+ * A NAK for the request at @psn. But for a PSN sequence error, it is a
+ * class C error (IBA 9.9.3.1.3): the QP goes to the error state.
+ */
+static void nak(struct stag_qp *qp, u8 code, u32 psn)
+{
+	static const u8 counters[] = {
+		[STAG_NAK_PSN_SEQ & 3] = STAG_CNT_NAK_SENT_SEQ,
+		[STAG_NAK_INV_REQ & 3] = STAG_CNT_NAK_SENT_INV,
+		[STAG_NAK_REM_ACCESS & 3] = STAG_CNT_NAK_SENT_ACCESS,
+		[STAG_NAK_REM_OP & 3] = STAG_CNT_NAK_SENT_OP,
+	};
+
+	flush_ack(qp);
+	stag_count(dev_of(qp), counters[code & 3]);
+	send_ack(qp, code, psn);
+	if (code == STAG_NAK_PSN_SEQ)
+		return;
+	end_message(qp);
+	qp->rresp.have_wqe = false;
+	stag_qp_error(qp);
+}
+
+static u8 nak_code(enum stag_resp_result res)
+{
+	switch (res) {
+	case STAG_RESP_NAK_INV_REQ:
+		return STAG_NAK_INV_REQ;
+	case STAG_RESP_NAK_ACCESS:
+		return STAG_NAK_REM_ACCESS;
+	default:
+		return STAG_NAK_REM_OP;
+	}
+}
+
+/* ---- executing requests ---- */
+
+/*
+ * Does @op continue the message in progress, or start one when none is?
+ * A SEND or WRITE ends with its LAST or ONLY packet.
+ */
+static bool in_sequence(u8 prev, const struct stag_pkt *p)
+{
+	u32 prev_flags = prev == NO_OP ? 0 : stag_pkt_ops[prev].flags;
+
+	if (prev_flags & STAG_PKT_SEND)
+		return p->flags & STAG_PKT_SEND && !(p->flags & STAG_PKT_START);
+	if (prev_flags & STAG_PKT_WRITE)
+		return p->flags & STAG_PKT_WRITE && !(p->flags & STAG_PKT_START);
+	return p->flags & STAG_PKT_START;
+}
+
+/*
+ * The payload size rules of IBA 9.7.5.2.3: FIRST and MIDDLE carry a full
+ * MTU, LAST at least a byte and at most an MTU, ONLY at most an MTU.
+ */
+static bool size_ok(struct stag_qp *qp, const struct stag_pkt *p)
+{
+	u32 mtu = stag_roce_mtu(qp);
+
+	if (!(p->flags & STAG_PKT_END))
+		return p->paylen == mtu;
+	if (!(p->flags & STAG_PKT_START))
+		return p->paylen && p->paylen <= mtu;
+	return p->paylen <= mtu;
+}
+
+/* The 40 bytes a UD receive gets first: the packet's IP header (as rdma_rxe). */
+static void grh_of(const struct sk_buff *skb, u8 *grh)
+{
+	memset(grh, 0, GRH_SIZE);
+	if (ip_hdr(skb)->version == 4)
+		memcpy(grh + GRH_SIZE - sizeof(struct iphdr), ip_hdr(skb), sizeof(struct iphdr));
+	else
+		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+}
+
+/* Places @len bytes (a GRH, then the payload) at the message's offset. */
+static enum stag_resp_result place_recv(struct stag_qp *qp, const struct sk_buff *skb,
+					const struct stag_pkt *p, const u8 *grh, u32 grh_len)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	struct stag_gate_who who = stag_qp_who(qp);
+	struct stag_rwqe *wqe = qp->rq.wqe;
+	struct stag_sgl *sgl = qp->rq.sgl;
+	int ret;
+
+	if (rr->offset + grh_len + p->paylen > wqe->length) {
+		stag_resp_recv_error(qp, IB_WC_LOC_LEN_ERR);
+		rr->have_wqe = false;
+		return STAG_RESP_NAK_INV_REQ;
+	}
+	if (!grh_len && !p->paylen)
+		return STAG_RESP_ACK;
+	ret = stag_sgl_build_range(sgl, &dev_of(qp)->tpt, &who, wqe->sge, wqe->num_sge,
+				   IB_ACCESS_LOCAL_WRITE, rr->offset, grh_len + p->paylen);
+	if (!ret && grh_len)
+		ret = stag_sgl_write(sgl, 0, grh, grh_len);
+	if (!ret)
+		ret = stag_sgl_copy_skb(sgl, grh_len, skb, p->hlen, p->paylen);
+	stag_sgl_release(sgl);
+	if (ret) {
+		stag_resp_recv_error(qp, IB_WC_LOC_PROT_ERR);
+		rr->have_wqe = false;
+		return STAG_RESP_NAK_OP;
+	}
+	rr->offset += grh_len + p->paylen;
+	return STAG_RESP_ACK;
+}
+
+/* The end of a SEND: its receive completes; an invalidation it asks for happens. */
+static enum stag_resp_result complete_send(struct stag_qp *qp, const struct stag_pkt *p,
+					   bool grh, const struct sk_buff *skb)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	struct ib_wc wc = {
+		.opcode = IB_WC_RECV,
+		.byte_len = rr->offset,
+		.src_qp = grh ? p->src_qpn : READ_ONCE(qp->attr.dest_qp_num),
+	};
+
+	rr->have_wqe = false;
+	if (p->flags & STAG_PKT_IMM) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = p->imm;
+	} else if (p->flags & STAG_PKT_IETH) {
+		/* The data is placed and no gate reference is held: a drain may wait here. */
+		if (stag_tpt_invalidate_key(&dev_of(qp)->tpt, p->inv_rkey, qp->ibqp.pd,
+					    qp->ibqp.qp_num, true)) {
+			stag_resp_recv_error(qp, IB_WC_LOC_PROT_ERR);
+			return STAG_RESP_NAK_OP;
+		}
+		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = p->inv_rkey;
+	}
+	if (grh) {
+		wc.wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc.network_hdr_type = ip_hdr(skb)->version == 4 ? RDMA_NETWORK_IPV4 :
+								   RDMA_NETWORK_IPV6;
+	}
+	stag_resp_complete_recv(qp, &wc, p->se);
+	return STAG_RESP_ACK;
+}
+
+/* A packet of a SEND: its part of the receive buffers. */
+static enum stag_resp_result recv_send(struct stag_qp *qp, const struct sk_buff *skb,
+				       const struct stag_pkt *p)
+{
+	bool ud = qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+	struct stag_roce_resp *rr = &qp->rresp;
+	enum stag_resp_result res;
+	u8 grh[GRH_SIZE];
+
+	if (!size_ok(qp, p))
+		return STAG_RESP_NAK_INV_REQ;
+	if (p->flags & STAG_PKT_START) {
+		if (!rr->have_wqe) {
+			res = stag_resp_get_recv(qp);
+			if (res != STAG_RESP_ACK)
+				return res;
+			rr->have_wqe = true;
+		}
+		rr->offset = 0;
+	}
+	if (ud)
+		grh_of(skb, grh);
+	res = place_recv(qp, skb, p, grh, ud ? GRH_SIZE : 0);
+	if (res != STAG_RESP_ACK || !(p->flags & STAG_PKT_END))
+		return res;
+	return complete_send(qp, p, ud, skb);
+}
+
+/* A packet of a WRITE: its part of the range its first packet named. */
+static enum stag_resp_result recv_write(struct stag_qp *qp, const struct sk_buff *skb,
+					const struct stag_pkt *p)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	enum stag_resp_result res;
+	int ret;
+
+	if (!size_ok(qp, p))
+		return STAG_RESP_NAK_INV_REQ;
+	if (p->flags & STAG_PKT_START) {
+		if (p->dmalen > STAG_MAX_MSG_SIZE)
+			return STAG_RESP_NAK_INV_REQ;
+		/* The whole range, once, before a byte of it moves. */
+		res = stag_resp_get_remote(qp, p->rkey, p->va, p->dmalen, IB_ACCESS_REMOTE_WRITE);
+		if (res != STAG_RESP_ACK)
+			return res;
+		stag_sgl_release(qp->rq.remote);
+		rr->va = p->va;
+		rr->rkey = p->rkey;
+		rr->length = p->dmalen;
+		rr->offset = 0;
+	}
+	if (rr->offset + p->paylen > rr->length ||
+	    (p->flags & STAG_PKT_END && rr->offset + p->paylen != rr->length))
+		return STAG_RESP_NAK_INV_REQ;
+	/* The immediate's receive first: an RNR NAK must leave nothing done. */
+	if (p->flags & STAG_PKT_IMM) {
+		res = stag_resp_get_recv(qp);
+		if (res != STAG_RESP_ACK)
+			return res;
+	}
+	if (p->paylen) {
+		res = stag_resp_get_remote(qp, rr->rkey, rr->va + rr->offset, p->paylen,
+					   IB_ACCESS_REMOTE_WRITE);
+		if (res == STAG_RESP_ACK) {
+			ret = stag_sgl_copy_skb(qp->rq.remote, 0, skb, p->hlen, p->paylen);
+			stag_sgl_release(qp->rq.remote);
+			res = ret ? STAG_RESP_NAK_ACCESS : STAG_RESP_ACK;
+		}
+		if (res != STAG_RESP_ACK) {
+			if (p->flags & STAG_PKT_IMM)
+				stag_resp_recv_error(qp, IB_WC_REM_ACCESS_ERR);
+			return res;
+		}
+	}
+	rr->offset += p->paylen;
+	if (p->flags & STAG_PKT_IMM) {
+		struct ib_wc wc = {
+			.opcode = IB_WC_RECV_RDMA_WITH_IMM,
+			.byte_len = rr->length,
+			.src_qp = READ_ONCE(qp->attr.dest_qp_num),
+			.wc_flags = IB_WC_WITH_IMM,
+			.ex.imm_data = p->imm,
+		};
+
+		stag_resp_complete_recv(qp, &wc, p->se);
+	}
+	return STAG_RESP_ACK;
+}
+
+/* The responder resources this QP has: max_dest_rd_atomic, at least one. */
+static u32 nres(struct stag_qp *qp)
+{
+	return clamp_t(u32, READ_ONCE(qp->attr.max_dest_rd_atomic), 1, STAG_MAX_RD_ATOMIC);
+}
+
+/* A resource for a new read or atomic: the oldest goes. */
+static struct stag_rdres *new_res(struct stag_qp *qp)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	struct stag_rdres *r = &rr->res[rr->next_res++ % nres(qp)];
+
+	memset(r, 0, sizeof(*r));
+	r->used = true;
+	return r;
+}
+
+/* The resource of the read or atomic whose PSNs hold @psn, or NULL. */
+static struct stag_rdres *find_res(struct stag_qp *qp, u32 psn)
+{
+	u32 i, n = nres(qp);
+
+	for (i = 0; i < n; i++) {
+		struct stag_rdres *r = &qp->rresp.res[i];
+
+		if (r->used && stag_psn_cmp(psn, r->first_psn) >= 0 &&
+		    stag_psn_cmp(psn, r->last_psn) <= 0)
+			return r;
+	}
+	return NULL;
+}
+
+static void start_reply(struct stag_qp *qp, u32 psn, u64 va, u32 rkey, u64 len)
+{
+	qp->rresp.reading = (struct stag_reading) {
+		.active = true, .psn = psn, .va = va, .rkey = rkey, .left = len,
+	};
+}
+
+/* A read request: checked whole, remembered, and answered from here on. */
+static enum stag_resp_result recv_read(struct stag_qp *qp, const struct stag_pkt *p)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	u32 n = p->dmalen ? DIV_ROUND_UP(p->dmalen, stag_roce_mtu(qp)) : 1;
+	enum stag_resp_result res;
+	struct stag_rdres *r;
+
+	if (p->dmalen > STAG_MAX_MSG_SIZE || !READ_ONCE(qp->attr.max_dest_rd_atomic))
+		return STAG_RESP_NAK_INV_REQ;
+	res = stag_resp_get_remote(qp, p->rkey, p->va, p->dmalen, IB_ACCESS_REMOTE_READ);
+	if (res != STAG_RESP_ACK)
+		return res;
+	stag_sgl_release(qp->rq.remote);
+
+	r = new_res(qp);
+	r->first_psn = p->psn;
+	r->last_psn = stag_psn_add(p->psn, n - 1);
+	r->va = p->va;
+	r->rkey = p->rkey;
+	r->len = p->dmalen;
+	rr->epsn = stag_psn_add(p->psn, n);
+	rr->msn = stag_psn_add(rr->msn, 1);
+	flush_ack(qp);
+	start_reply(qp, p->psn, p->va, p->rkey, p->dmalen);
+	return STAG_RESP_ACK;
+}
+
+static void send_atomic_ack(struct stag_qp *qp, u32 psn, u64 orig)
+{
+	struct stag_pkt p = {
+		.opcode = STAG_OP_ATOMIC_ACK,
+		.psn = psn,
+		.pkey = STAG_PKEY_DEFAULT,
+		.qpn = READ_ONCE(qp->attr.dest_qp_num),
+		.syndrome = STAG_AETH_ACK | STAG_AETH_CREDITS_NONE,
+		.msn = qp->rresp.msn,
+		.orig = orig,
+	};
+	struct sk_buff *skb;
+
+	flush_ack(qp);
+	skb = stag_roce_alloc(qp, stag_pkt_ops[STAG_OP_ATOMIC_ACK].hlen + STAG_ICRC_LEN);
+	if (!skb)
+		return;
+	stag_pkt_build(skb->data, &p);
+	stag_roce_xmit(qp, &qp->roce.path, skb);
+}
+
+/* An atomic: executed once, its result kept for a duplicate. */
+static enum stag_resp_result recv_atomic(struct stag_qp *qp, const struct stag_pkt *p)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	bool cas = (p->opcode & 0x1f) == STAG_OP_CMP_SWAP;
+	enum stag_resp_result res;
+	struct stag_rdres *r;
+	u64 orig;
+	int ret;
+
+	/* IBA 9.4.5: the target is naturally aligned. */
+	if (p->va & (sizeof(u64) - 1) || !READ_ONCE(qp->attr.max_dest_rd_atomic))
+		return STAG_RESP_NAK_INV_REQ;
+	res = stag_resp_get_remote(qp, p->rkey, p->va, sizeof(u64), IB_ACCESS_REMOTE_ATOMIC);
+	if (res != STAG_RESP_ACK)
+		return res;
+	ret = stag_sgl_atomic(qp->rq.remote, cas ? IB_WR_ATOMIC_CMP_AND_SWP :
+				IB_WR_ATOMIC_FETCH_AND_ADD, cas ? p->compare : p->swap_add,
+			      p->swap_add, &orig);
+	stag_sgl_release(qp->rq.remote);
+	if (ret)
+		return STAG_RESP_NAK_ACCESS;
+
+	r = new_res(qp);
+	r->atomic = true;
+	r->first_psn = p->psn;
+	r->last_psn = p->psn;
+	r->orig = orig;
+	rr->epsn = stag_psn_add(p->psn, 1);
+	rr->msn = stag_psn_add(rr->msn, 1);
+	send_atomic_ack(qp, p->psn, orig);
+	return STAG_RESP_ACK;
+}
+
+/* ---- answering a read ---- */
+
+/* The opcode of the read response now due. */
+static u8 reply_opcode(const struct stag_reading *rd, u32 mtu)
+{
+	bool last = rd->left <= mtu;
+
+	if (!rd->started)
+		return last ? STAG_OP_READ_RESP_ONLY : STAG_OP_READ_RESP_FIRST;
+	return last ? STAG_OP_READ_RESP_LAST : STAG_OP_READ_RESP_MIDDLE;
+}
+
+/* One response of the read being answered; false when it must wait. */
+static bool reply_one(struct stag_qp *qp)
+{
+	struct stag_reading *rd = &qp->rresp.reading;
+	u32 mtu = stag_roce_mtu(qp), len = min_t(u64, rd->left, mtu);
+	struct stag_pkt p = {
+		.opcode = reply_opcode(rd, mtu),
+		.psn = rd->psn,
+		.pkey = STAG_PKEY_DEFAULT,
+		.qpn = READ_ONCE(qp->attr.dest_qp_num),
+		.pad = stag_pkt_pad(len),
+		.syndrome = STAG_AETH_ACK | STAG_AETH_CREDITS_NONE,
+		.msn = qp->rresp.msn,
+	};
+	unsigned int hlen = stag_pkt_ops[p.opcode].hlen;
+	enum stag_resp_result res;
+	struct sk_buff *skb;
+	int ret;
+
+	if (!stag_roce_tx_room(qp))
+		return false;
+	skb = stag_roce_alloc(qp, hlen + len + p.pad + STAG_ICRC_LEN);
+	if (!skb) {
+		/* No packet to be had now: the work comes back for it. */
+		stag_qp_kick(qp);
+		return false;
+	}
+	stag_pkt_build(skb->data, &p);
+	/* Each packet's part of the range through the gate again. */
+	res = stag_resp_get_remote(qp, rd->rkey, rd->va, len, IB_ACCESS_REMOTE_READ);
+	if (res == STAG_RESP_ACK) {
+		ret = stag_sgl_read(qp->rq.remote, 0, skb->data + hlen, len);
+		stag_sgl_release(qp->rq.remote);
+		res = ret ? STAG_RESP_NAK_ACCESS : STAG_RESP_ACK;
+	}
+	if (res != STAG_RESP_ACK) {
+		kfree_skb(skb);
+		rd->active = false;
+		nak(qp, nak_code(res), rd->psn);
+		return true;
+	}
+	memset(skb->data + hlen + len, 0, p.pad);
+	stag_roce_xmit(qp, &qp->roce.path, skb);
+	rd->psn = stag_psn_add(rd->psn, 1);
+	rd->va += len;
+	rd->left -= len;
+	rd->started = true;
+	if (p.opcode == STAG_OP_READ_RESP_LAST || p.opcode == STAG_OP_READ_RESP_ONLY)
+		rd->active = false;
+	return true;
+}
+
+/* Answers the read in progress as far as the QP may send; false: not through. */
+static bool continue_reply(struct stag_qp *qp)
+{
+	while (qp->rresp.reading.active)
+		if (!reply_one(qp))
+			return false;
+	return true;
+}
+
+/* ---- duplicates ---- */
+
+static void duplicate(struct stag_qp *qp, const struct stag_pkt *p)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	struct stag_rdres *r;
+	u64 end, r_end;
+
+	stag_count(dev_of(qp), STAG_CNT_DUP_REQ);
+	if (p->flags & (STAG_PKT_SEND | STAG_PKT_WRITE)) {
+		owe_ack(qp, stag_psn_add(rr->epsn, STAG_PSN_MASK));
+		return;
+	}
+	r = find_res(qp, p->psn);
+	if (!r)
+		return;
+	if (p->flags & STAG_PKT_ATOMIC) {
+		if (r->atomic && r->first_psn == p->psn)
+			send_atomic_ack(qp, p->psn, r->orig);
+		return;
+	}
+	/* A read asked again: the same key, a part of what it asked first. */
+	if (r->atomic || rr->reading.active || p->rkey != r->rkey || p->va < r->va ||
+	    check_add_overflow(p->va, (u64)p->dmalen, &end) ||
+	    check_add_overflow(r->va, (u64)r->len, &r_end) || end > r_end)
+		return;
+	flush_ack(qp);
+	start_reply(qp, p->psn, p->va, p->rkey, p->dmalen);
+}
+
+/* ---- the transports ---- */
+
+/* A request that did not run: an RNR NAK, or a NAK. */
+static void refuse(struct stag_qp *qp, const struct stag_pkt *p, enum stag_resp_result res)
+{
+	if (res == STAG_RESP_RNR) {
+		flush_ack(qp);
+		stag_count(dev_of(qp), STAG_CNT_NAK_SENT_RNR);
+		send_ack(qp, STAG_AETH_RNR | (READ_ONCE(qp->attr.min_rnr_timer) & 0x1f), p->psn);
+		return;
+	}
+	nak(qp, nak_code(res), p->psn);
+}
+
+static void rc_request(struct stag_qp *qp, const struct sk_buff *skb, const struct stag_pkt *p)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	int diff = stag_psn_cmp(p->psn, rr->epsn);
+	enum stag_resp_result res;
+
+	if (diff > 0) {
+		if (rr->nak_sent) {
+			stag_count(dev_of(qp), STAG_CNT_DROP_PSN);
+			return;
+		}
+		rr->nak_sent = true;
+		nak(qp, STAG_NAK_PSN_SEQ, rr->epsn);
+		return;
+	}
+	if (diff < 0) {
+		duplicate(qp, p);
+		return;
+	}
+	rr->nak_sent = false;
+	if (!in_sequence(rr->op, p)) {
+		nak(qp, STAG_NAK_INV_REQ, p->psn);
+		return;
+	}
+	if (p->flags & STAG_PKT_READ)
+		res = recv_read(qp, p);
+	else if (p->flags & STAG_PKT_ATOMIC)
+		res = recv_atomic(qp, p);
+	else if (p->flags & STAG_PKT_SEND)
+		res = recv_send(qp, skb, p);
+	else
+		res = recv_write(qp, skb, p);
+	if (res != STAG_RESP_ACK) {
+		refuse(qp, p, res);
+		return;
+	}
+	if (p->flags & (STAG_PKT_READ | STAG_PKT_ATOMIC))
+		return;
+	rr->epsn = stag_psn_add(p->psn, 1);
+	rr->op = p->flags & STAG_PKT_END ? NO_OP : p->opcode;
+	if (p->flags & STAG_PKT_END)
+		rr->msn = stag_psn_add(rr->msn, 1);
+	if (p->ackreq)
+		owe_ack(qp, p->psn);
+}
+
+static void uc_request(struct stag_qp *qp, const struct sk_buff *skb, const struct stag_pkt *p)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	enum stag_resp_result res;
+
+	if (rr->drop_msg || p->psn != rr->epsn) {
+		/* Out of step: wait for the next message to start over. */
+		if (!(p->flags & STAG_PKT_START)) {
+			rr->drop_msg = true;
+			rr->epsn = stag_psn_add(p->psn, 1);
+			stag_count(dev_of(qp), STAG_CNT_DROP_PSN);
+			return;
+		}
+		rr->drop_msg = false;
+		end_message(qp);
+	}
+	rr->epsn = stag_psn_add(p->psn, 1);
+	if (!in_sequence(rr->op, p)) {
+		stag_count(dev_of(qp), STAG_CNT_DROP_OPCODE);
+		rr->drop_msg = true;
+		end_message(qp);
+		return;
+	}
+	res = p->flags & STAG_PKT_SEND ? recv_send(qp, skb, p) : recv_write(qp, skb, p);
+	if (res != STAG_RESP_ACK) {
+		/* UC has no NAKs: the message is lost to its sender. */
+		rr->drop_msg = !(p->flags & STAG_PKT_END);
+		end_message(qp);
+		return;
+	}
+	rr->op = p->flags & STAG_PKT_END ? NO_OP : p->opcode;
+	if (p->flags & STAG_PKT_END)
+		rr->msn = stag_psn_add(rr->msn, 1);
+}
+
+static void ud_request(struct stag_qp *qp, const struct sk_buff *skb, const struct stag_pkt *p)
+{
+	qp->rresp.have_wqe = false;
+	/* No receive posted, a message too big: dropped, UD has no answers. */
+	if (recv_send(qp, skb, p) != STAG_RESP_ACK)
+		stag_count(dev_of(qp), STAG_CNT_DROP_NO_RECV);
+}
+
+static bool takes_requests(const struct stag_qp *qp)
+{
+	enum ib_qp_state state = stag_qp_state(qp);
+
+	return state == IB_QPS_RTR || state == IB_QPS_RTS || state == IB_QPS_SQD ||
+	       state == IB_QPS_SQE;
+}
+
+/**
+ * stag_roce_resp_run() - run the requests the wire brought a QP
+ * @qp: the QP
+ *
+ * Runs at most RESP_BUDGET requests, then leaves the rest to the QP's
+ * work. A read being answered goes first: what came after it waits until
+ * its last response is out, as the order of responses requires.
+ *
+ * Context: the QP's work.
+ */
+void stag_roce_resp_run(struct stag_qp *qp)
+{
+	u32 budget = RESP_BUDGET;
+	struct sk_buff *skb;
+	struct stag_pkt p;
+
+	if (skb_queue_empty_lockless(&qp->roce.rx_req) && !qp->rresp.reading.active)
+		return;
+	mutex_lock(&qp->resp_mutex);
+	if (!takes_requests(qp)) {
+		skb_queue_purge(&qp->roce.rx_req);
+		qp->rresp.reading.active = false;
+		goto out_unlock;
+	}
+	while (continue_reply(qp) && budget && (skb = skb_dequeue(&qp->roce.rx_req))) {
+		budget--;
+		if (!stag_pkt_parse(skb->data, skb->len, &p)) {
+			if (qp->ibqp.qp_type == IB_QPT_RC)
+				rc_request(qp, skb, &p);
+			else if (qp->ibqp.qp_type == IB_QPT_UC)
+				uc_request(qp, skb, &p);
+			else
+				ud_request(qp, skb, &p);
+		}
+		kfree_skb(skb);
+	}
+	flush_ack(qp);
+	if (!budget)
+		stag_qp_kick(qp);
+out_unlock:
+	mutex_unlock(&qp->resp_mutex);
+}
+
+int stag_roce_resp_init(struct stag_qp *qp)
+{
+	qp->rresp.op = NO_OP;
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return 0;
+	qp->rresp.res = kcalloc(STAG_MAX_RD_ATOMIC, sizeof(*qp->rresp.res), GFP_KERNEL);
+	return qp->rresp.res ? 0 : -ENOMEM;
+}
+
+void stag_roce_resp_uninit(struct stag_qp *qp)
+{
+	kfree(qp->rresp.res);
+}
+
+/**
+ * stag_roce_resp_reset() - the responder starts over (RTR)
+ * @qp: the QP, its rq_psn set
+ *
+ * Context: under resp_mutex.
+ */
+void stag_roce_resp_reset(struct stag_qp *qp)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+
+	lockdep_assert_held(&qp->resp_mutex);
+	rr->epsn = READ_ONCE(qp->attr.rq_psn);
+	rr->msn = 0;
+	rr->nak_sent = false;
+	rr->drop_msg = false;
+	rr->have_wqe = false;
+	rr->ack = false;
+	rr->next_res = 0;
+	rr->reading.active = false;
+	end_message(qp);
+	if (rr->res)
+		memset(rr->res, 0, STAG_MAX_RD_ATOMIC * sizeof(*rr->res));
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stag RoCE responder: the requests a QP receives from the wire.
+ */
+#ifndef _STAG_ROCE_RESP_H
+#define _STAG_ROCE_RESP_H
+
+#include <linux/types.h>
+
+struct stag_qp;
+
+/*
+ * A read or an atomic the requester may ask for again (responder
+ * resources, IBA 9.7.5.1.5): the read's range, or the atomic's result.
+ */
+struct stag_rdres {
+	bool used;
+	bool atomic;
+	u32 first_psn;
+	u32 last_psn;
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u64 orig;
+};
+
+/* A read being answered, and how far. */
+struct stag_reading {
+	bool active;
+	u32 psn;		/* of its next response packet */
+	u64 va;			/* of that packet's first byte */
+	u32 rkey;
+	u64 left;		/* bytes still to send */
+	bool started;		/* its first response is out */
+};
+
+/* The responder's side of a QP on the wire; under resp_mutex. */
+struct stag_roce_resp {
+	u32 epsn;		/* the PSN expected next */
+	u32 msn;		/* messages completed, mod 2^24 */
+	bool nak_sent;		/* one PSN sequence NAK per gap */
+	bool drop_msg;		/* UC: drop until the next FIRST or ONLY */
+	u8 op;			/* the message in progress: its last opcode; 0xff none */
+	bool have_wqe;		/* rq.wqe is the receive of the SEND in progress */
+	u64 offset;		/* bytes of the message in progress placed */
+	u64 va;			/* the WRITE in progress, from its RETH */
+	u32 rkey;
+	u32 length;
+	bool ack;		/* an ACK is owed, for ack_psn */
+	u32 ack_psn;
+	struct stag_rdres *res;	/* STAG_MAX_RD_ATOMIC of them, RC only */
+	u32 next_res;
+	struct stag_reading reading;
+};
+
+int stag_roce_resp_init(struct stag_qp *qp);
+void stag_roce_resp_uninit(struct stag_qp *qp);
+void stag_roce_resp_reset(struct stag_qp *qp);
+void stag_roce_resp_run(struct stag_qp *qp);
+
+#endif /* _STAG_ROCE_RESP_H */
