@@ -15,43 +15,12 @@
 
 dev=${STAG_TEST_DEV:-stag0}
 limit=${STAG_APPS_TIMEOUT:-60}
-ibport=1
-sysport=/sys/class/infiniband/$dev/ports/$ibport
 tmp=$(mktemp -d /tmp/apps.XXXXXX)
 tcp=18600	# each case listens on its own port: no TIME_WAIT surprises
 
-# gid_v4 ADDR: the IPv4-mapped GID of ADDR as sysfs prints it.
-gid_v4()
-{
-	local IFS=.
-
-	# shellcheck disable=SC2086
-	set -- $1
-	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
-}
-
-# roce_v2_index ADDR: the index of the RoCE v2 GID of ADDR on the port.
-roce_v2_index()
-{
-	local want f i
-
-	want=$(gid_v4 "$1")
-	for f in "$sysport"/gids/*; do
-		i=${f##*/}
-		[ "$(cat "$f" 2>/dev/null)" = "$want" ] || continue
-		[ "$(cat "$sysport/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
-netdev=$(rdma link show "$dev/$ibport" 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
-# $STAG_IP when it is on the device's netdev, else that netdev's first IPv4 address.
-ip=$(ip -4 -o addr show dev "${netdev:-none}" 2>/dev/null |
-	awk -v want="$STAG_IP" '{ split($4, a, "/"); if (!first) first = a[1]; if (a[1] == want) hit = 1 }
-		END { print hit ? want : first }')
-gid=$(roce_v2_index "$ip")
+netdev=$(dev_netdev "$dev")
+ip=$(dev_ip "$dev")
+gid=$(roce_v2_index "$dev" "$ip")
 if [ -z "$netdev" ] || [ -z "$ip" ] || [ -z "$gid" ]; then
 	_t_report "not ok" "a RoCE v2 GID of an IPv4 address on $dev" \
 		"netdev '$netdev', address '$ip', GID index '$gid'"
@@ -65,39 +34,26 @@ done)
 [ -n "$others" ] &&
 	echo "# ${others}share $netdev: rdma_cm may pick either device for $ip"
 
-# ---- readiness of a server ----
+# The servers run here, or in the peer guest of a two-guest run
+# (tools/testing/vm/pair): their commands name their device, GID index and
+# address as @DEV@, @GID@ and @IP@; the clients connect to $sip.
+sip=$ip
+if [ -n "${STAG_PEER_IP:-}" ] && [ "${STAG_ROLE:-}" = b ]; then
+	peer_open || { _t_report "not ok" "reach peer.py in the peer guest" ""; exit 0; }
+	sip=$STAG_PEER_IP
+	echo "# servers in the peer guest, $sip"
+fi
 
-tcp_listening()
+# local_server READY SERVER: start SERVER here; 0 once READY passes.
+local_server()
 {
-	[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
-}
+	local ready=$1 cmd=$2 tries
 
-# An rdma_cm listener on the port (rping, ucmatose, udaddy, perftest -R).
-cm_listening()
-{
-	rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1 "
-}
-
-# ---- one case ----
-
-# pair NAME READY CHECK SERVER... -- CLIENT...
-#
-# Starts SERVER in the background, waits until READY (a command) says it
-# listens, runs CLIENT; both under a hard timeout. Passes when both exit 0
-# and CHECK SERVER_OUT CLIENT_OUT (a command; "true" for none) passes and
-# prints nothing. Whatever is still running at the end is killed.
-pair()
-{
-	local name=$1 ready=$2 check=$3 srv=() cli=() spid crc src why tries
-	shift 3
-	while [ "$1" != -- ]; do
-		srv+=("$1")
-		shift
-	done
-	shift
-	cli=("$@")
-
-	timeout -k 5 "$limit" "${srv[@]}" >"$tmp/srv" 2>&1 &
+	cmd=${cmd//@DEV@/$dev}
+	cmd=${cmd//@GID@/$gid}
+	cmd=${cmd//@IP@/$ip}
+	# shellcheck disable=SC2086
+	timeout -k 5 "$limit" $cmd >"$tmp/srv" 2>&1 &
 	spid=$!
 	tries=$((limit * 10))
 	# shellcheck disable=SC2086
@@ -106,17 +62,55 @@ pair()
 		if ! kill -0 "$spid" 2>/dev/null || [ "$tries" -le 0 ]; then
 			kill "$spid" 2>/dev/null
 			wait "$spid"
-			_t_report "not ok" "$name" "the server never listened (status $?): $(cat "$tmp/srv")"
-			return
+			return 1
 		fi
 		sleep 0.1
 	done
+	return 0
+}
+
+# ---- one case ----
+
+# pair NAME READY CHECK SERVER... -- CLIENT...
+#
+# Starts SERVER in the background (here or in the peer guest), waits until
+# READY (a command, run where the server runs) says it listens, runs
+# CLIENT; both under a hard timeout. Passes when both exit 0 and CHECK
+# SERVER_OUT CLIENT_OUT (a command; "true" for none) passes and prints
+# nothing. Whatever is still running at the end is killed.
+pair()
+{
+	local name=$1 ready=$2 check=$3 srv=() cli=() spid crc src why
+	shift 3
+	while [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	cli=("$@")
+
+	if [ "$sip" != "$ip" ]; then
+		peer_start "$ready" "${srv[*]}" "$limit" "$tmp/srv"
+	else
+		local_server "$ready" "${srv[*]}"
+	fi
+	src=$?
+	if [ "$src" -ne 0 ]; then
+		_t_report "not ok" "$name" "the server never listened (status $src): $(cat "$tmp/srv")"
+		return
+	fi
 	timeout -k 5 "$limit" "${cli[@]}" >"$tmp/cli" 2>&1
 	crc=$?
-	# A server whose client failed may wait for it forever.
-	[ "$crc" -ne 0 ] && kill "$spid" 2>/dev/null
-	wait "$spid"
-	src=$?
+	if [ "$sip" != "$ip" ]; then
+		# A server whose client failed may wait for it forever.
+		[ "$crc" -ne 0 ] && peer_kill
+		peer_wait "$tmp/srv"
+		src=$?
+	else
+		[ "$crc" -ne 0 ] && kill "$spid" 2>/dev/null
+		wait "$spid"
+		src=$?
+	fi
 	if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
 		why="client status $crc, server status $src (124: timed out after $limit s)"
 	else
@@ -210,39 +204,43 @@ for t in rc uc ud srq; do
 	ud)	more=(-c -s 512) ;;	# a UD message must fit the path MTU
 	srq)	more=(-c -q 4 -s 4096) ;;
 	esac
-	opts=(-d "$dev" -g "$gid" -n "$iters" "${more[@]}" -p $((++tcp)))
+	opts=(-n "$iters" "${more[@]}" -p $((++tcp)))
 	pair "ibv_${t}_pingpong ${more[*]} -n $iters" "tcp_listening $tcp" pingpong_ok \
-		"ibv_${t}_pingpong" "${opts[@]}" -- "ibv_${t}_pingpong" "${opts[@]}" "$ip"
+		"ibv_${t}_pingpong" -d @DEV@ -g @GID@ "${opts[@]}" -- \
+		"ibv_${t}_pingpong" -d "$dev" -g "$gid" "${opts[@]}" "$sip"
 done
 pair "ibv_rc_pingpong -e (sleeping on CQ events)" "tcp_listening $((++tcp))" pingpong_ok \
-	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -e -c -- \
-	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -e -c "$ip"
+	ibv_rc_pingpong -d @DEV@ -g @GID@ -n "$iters" -p $tcp -e -c -- \
+	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -e -c "$sip"
 pair "ibv_rc_pingpong -N (the ibv_wr_* send API)" "tcp_listening $((++tcp))" pingpong_ok \
-	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -N -c -- \
-	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -N -c "$ip"
+	ibv_rc_pingpong -d @DEV@ -g @GID@ -n "$iters" -p $tcp -N -c -- \
+	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -N -c "$sip"
 
 iters=100
 for t in send_bw write_bw read_bw atomic_bw send_lat write_lat read_lat atomic_lat; do
-	opts=(-d "$dev" -x "$gid" -n "$iters" -F -p $((++tcp)))
+	opts=(-n "$iters" -F -p $((++tcp)))
 	pair "ib_$t -n $iters" "tcp_listening $tcp" perftest_ok \
-		"ib_$t" "${opts[@]}" -- "ib_$t" "${opts[@]}" "$ip"
+		"ib_$t" -d @DEV@ -x @GID@ "${opts[@]}" -- \
+		"ib_$t" -d "$dev" -x "$gid" "${opts[@]}" "$sip"
 done
-opts=(-d "$dev" -x "$gid" -n "$iters" -F -A CMP_AND_SWAP -p $((++tcp)))
+opts=(-n "$iters" -F -A CMP_AND_SWAP -p $((++tcp)))
 pair "ib_atomic_bw -A CMP_AND_SWAP -n $iters" "tcp_listening $tcp" perftest_ok \
-	ib_atomic_bw "${opts[@]}" -- ib_atomic_bw "${opts[@]}" "$ip"
+	ib_atomic_bw -d @DEV@ -x @GID@ "${opts[@]}" -- \
+	ib_atomic_bw -d "$dev" -x "$gid" "${opts[@]}" "$sip"
 for t in send_bw write_bw read_bw send_lat; do
-	opts=(-d "$dev" -x "$gid" -n "$iters" -F -R -p $((++tcp)))
+	opts=(-n "$iters" -F -R -p $((++tcp)))
 	pair "ib_$t -R (rdma_cm) -n $iters" "cm_listening $tcp" perftest_ok \
-		"ib_$t" "${opts[@]}" -- "ib_$t" "${opts[@]}" "$ip"
+		"ib_$t" -d @DEV@ -x @GID@ "${opts[@]}" -- \
+		"ib_$t" -d "$dev" -x "$gid" "${opts[@]}" "$sip"
 done
 
 rping_count=10
 pair "rping -C $rping_count -v -V: the data sent arrives" "cm_listening $((++tcp))" rping_ok \
-	rping -s -a "$ip" -p $tcp -C $rping_count -v -V -- \
-	rping -c -a "$ip" -p $tcp -C $rping_count -v -V
+	rping -s -a @IP@ -p $tcp -C $rping_count -v -V -- \
+	rping -c -a "$sip" -p $tcp -C $rping_count -v -V
 pair "ucmatose (RC over rdma_cm, 2 connections)" "cm_listening 7471" cmatose_ok \
-	ucmatose -b "$ip" -c 2 -C 10 -- ucmatose -s "$ip" -c 2 -C 10
+	ucmatose -b @IP@ -c 2 -C 10 -- ucmatose -s "$sip" -c 2 -C 10
 pair "udaddy (UD over rdma_cm, 2 paths)" "cm_listening 7174" cmatose_ok \
-	udaddy -b "$ip" -c 2 -C 10 -- udaddy -s "$ip" -c 2 -C 10
+	udaddy -b @IP@ -c 2 -C 10 -- udaddy -s "$sip" -c 2 -C 10
 
 rm -rf "$tmp"

@@ -70,3 +70,132 @@ stag_links()
 {
 	rdma link show 2>/dev/null | grep -o 'link stag[^/ ]*' | sort
 }
+
+# ---- addresses ----
+
+# gid_v4 ADDR: the IPv4-mapped GID of ADDR as sysfs prints it.
+gid_v4()
+{
+	local IFS=.
+
+	# shellcheck disable=SC2086
+	set -- $1
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+}
+
+# roce_v2_index DEV ADDR: the index of the RoCE v2 GID of ADDR on DEV's port 1.
+roce_v2_index()
+{
+	local sysport=/sys/class/infiniband/$1/ports/1 want f i
+
+	want=$(gid_v4 "$2")
+	for f in "$sysport"/gids/*; do
+		i=${f##*/}
+		[ "$(cat "$f" 2>/dev/null)" = "$want" ] || continue
+		[ "$(cat "$sysport/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+# dev_netdev DEV: the netdev DEV's port 1 sits on.
+dev_netdev()
+{
+	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p'
+}
+
+# dev_ip DEV: $STAG_IP when it is on DEV's netdev, else that netdev's first IPv4 address.
+dev_ip()
+{
+	ip -4 -o addr show dev "$(dev_netdev "$1")" 2>/dev/null |
+		awk -v want="$STAG_IP" '{ split($4, a, "/"); if (!first) first = a[1]; if (a[1] == want) hit = 1 }
+			END { print hit ? want : first }'
+}
+
+# ---- readiness of a server ----
+
+tcp_listening()
+{
+	[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
+}
+
+# An rdma_cm listener on the port (rping, ucmatose, udaddy, perftest -R).
+cm_listening()
+{
+	rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1 "
+}
+
+# ---- the peer guest of a two-guest run (tools/testing/vm/pair, peer.py) ----
+
+PEER_PORT=4790
+
+# peer_open: connect to peer.py in the other guest, which may still be starting.
+peer_open()
+{
+	local tries=600
+
+	while [ "$tries" -gt 0 ]; do
+		{ exec {PEER_FD}<>"/dev/tcp/$STAG_PEER_IP/$PEER_PORT"; } 2>/dev/null && return 0
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	return 1
+}
+
+_b64() { printf '%s' "$1" | base64 -w0; }
+
+# _peer_reply FILE: read "WORD rc n" and n bytes of output into FILE; print WORD rc.
+_peer_reply()
+{
+	local word rc n
+
+	read -r word rc n <&"$PEER_FD" || { echo "LOST 255"; return; }
+	if [ -n "$n" ] && [ "$n" -gt 0 ]; then
+		head -c "$n" <&"$PEER_FD" >"$1"
+	else
+		: >"$1"
+	fi
+	echo "$word $rc"
+}
+
+# peer_start READY SERVER TIMEOUT OUT: start SERVER on the peer until READY;
+# 0 when it listens, else the server's status (its output in OUT).
+peer_start()
+{
+	local word rc
+
+	printf 'START %s %s %s\n' "$(_b64 "$1")" "$(_b64 "$2")" "$(_b64 "$3")" >&"$PEER_FD"
+	read -r word rc <<<"$(_peer_reply "$4")"
+	[ "$word" = READY ] && return 0
+	return "${rc:-255}"
+}
+
+# peer_wait OUT: the server's exit status; its output in OUT.
+peer_wait()
+{
+	local word rc
+
+	echo WAIT >&"$PEER_FD"
+	read -r word rc <<<"$(_peer_reply "$1")"
+	return "${rc:-255}"
+}
+
+peer_kill()
+{
+	local reply
+
+	echo KILL >&"$PEER_FD"
+	read -r reply <&"$PEER_FD"
+}
+
+# peer_run CMD OUT: run CMD in the peer guest; its status, its output in OUT.
+peer_run()
+{
+	local word rc
+
+	printf 'RUN %s\n' "$(_b64 "$1")" >&"$PEER_FD"
+	read -r word rc <<<"$(_peer_reply "$2")"
+	return "${rc:-255}"
+}
+
