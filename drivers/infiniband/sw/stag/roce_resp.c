@@ -27,7 +27,6 @@
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
-#include <linux/slab.h>
 
 #include "counters.h"
 #include "dev.h"
@@ -325,36 +324,10 @@ static enum stag_resp_result recv_write(struct stag_qp *qp, const struct sk_buff
 	return STAG_RESP_ACK;
 }
 
-/* The responder resources this QP has: max_dest_rd_atomic, at least one. */
+/* The responder resources this QP keeps: max_dest_rd_atomic. */
 static u32 nres(struct stag_qp *qp)
 {
-	return clamp_t(u32, READ_ONCE(qp->attr.max_dest_rd_atomic), 1, STAG_MAX_RD_ATOMIC);
-}
-
-/* A resource for a new read or atomic: the oldest goes. */
-static struct stag_rdres *new_res(struct stag_qp *qp)
-{
-	struct stag_roce_resp *rr = &qp->rresp;
-	struct stag_rdres *r = &rr->res[rr->next_res++ % nres(qp)];
-
-	memset(r, 0, sizeof(*r));
-	r->used = true;
-	return r;
-}
-
-/* The resource of the read or atomic whose PSNs hold @psn, or NULL. */
-static struct stag_rdres *find_res(struct stag_qp *qp, u32 psn)
-{
-	u32 i, n = nres(qp);
-
-	for (i = 0; i < n; i++) {
-		struct stag_rdres *r = &qp->rresp.res[i];
-
-		if (r->used && stag_psn_cmp(psn, r->first_psn) >= 0 &&
-		    stag_psn_cmp(psn, r->last_psn) <= 0)
-			return r;
-	}
-	return NULL;
+	return READ_ONCE(qp->attr.max_dest_rd_atomic);
 }
 
 static void start_reply(struct stag_qp *qp, u32 psn, u64 va, u32 rkey, u64 len)
@@ -379,7 +352,7 @@ static enum stag_resp_result recv_read(struct stag_qp *qp, const struct stag_pkt
 		return res;
 	stag_sgl_release(qp->rq.remote);
 
-	r = new_res(qp);
+	r = stag_rdres_new(&rr->res, nres(qp));
 	r->first_psn = p->psn;
 	r->last_psn = stag_psn_add(p->psn, n - 1);
 	r->va = p->va;
@@ -436,7 +409,7 @@ static enum stag_resp_result recv_atomic(struct stag_qp *qp, const struct stag_p
 	if (ret)
 		return STAG_RESP_NAK_ACCESS;
 
-	r = new_res(qp);
+	r = stag_rdres_new(&rr->res, nres(qp));
 	r->atomic = true;
 	r->first_psn = p->psn;
 	r->last_psn = p->psn;
@@ -526,14 +499,13 @@ static void duplicate(struct stag_qp *qp, const struct stag_pkt *p)
 {
 	struct stag_roce_resp *rr = &qp->rresp;
 	struct stag_rdres *r;
-	u64 end, r_end;
 
 	stag_count(dev_of(qp), STAG_CNT_DUP_REQ);
 	if (p->flags & (STAG_PKT_SEND | STAG_PKT_WRITE)) {
 		owe_ack(qp, stag_psn_add(rr->epsn, STAG_PSN_MASK));
 		return;
 	}
-	r = find_res(qp, p->psn);
+	r = stag_rdres_find(&rr->res, nres(qp), p->psn);
 	if (!r)
 		return;
 	if (p->flags & STAG_PKT_ATOMIC) {
@@ -542,9 +514,7 @@ static void duplicate(struct stag_qp *qp, const struct stag_pkt *p)
 		return;
 	}
 	/* A read asked again: the same key, a part of what it asked first. */
-	if (r->atomic || rr->reading.active || p->rkey != r->rkey || p->va < r->va ||
-	    check_add_overflow(p->va, (u64)p->dmalen, &end) ||
-	    check_add_overflow(r->va, (u64)r->len, &r_end) || end > r_end)
+	if (rr->reading.active || !stag_rdres_may_replay(r, p))
 		return;
 	flush_ack(qp);
 	start_reply(qp, p->psn, p->va, p->rkey, p->dmalen);
@@ -709,13 +679,14 @@ int stag_roce_resp_init(struct stag_qp *qp)
 	qp->rresp.op = NO_OP;
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return 0;
-	qp->rresp.res = kcalloc(STAG_MAX_RD_ATOMIC, sizeof(*qp->rresp.res), GFP_KERNEL);
-	return qp->rresp.res ? 0 : -ENOMEM;
+	/* Each read or atomic a QP may be asked to keep has its resource. */
+	BUILD_BUG_ON(STAG_RDRES_MAX < STAG_MAX_RD_ATOMIC);
+	return stag_rdres_init(&qp->rresp.res);
 }
 
 void stag_roce_resp_uninit(struct stag_qp *qp)
 {
-	kfree(qp->rresp.res);
+	stag_rdres_uninit(&qp->rresp.res);
 }
 
 /**
@@ -735,9 +706,7 @@ void stag_roce_resp_reset(struct stag_qp *qp)
 	rr->drop_msg = false;
 	rr->have_wqe = false;
 	rr->ack = false;
-	rr->next_res = 0;
 	rr->reading.active = false;
 	end_message(qp);
-	if (rr->res)
-		memset(rr->res, 0, STAG_MAX_RD_ATOMIC * sizeof(*rr->res));
+	stag_rdres_reset(&rr->res);
 }

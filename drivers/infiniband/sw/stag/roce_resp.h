@@ -7,22 +7,9 @@
 
 #include <linux/types.h>
 
-struct stag_qp;
+#include "rdres.h"
 
-/*
- * A read or an atomic the requester may ask for again (responder
- * resources, IBA 9.7.5.1.5): the read's range, or the atomic's result.
- */
-struct stag_rdres {
-	bool used;
-	bool atomic;
-	u32 first_psn;
-	u32 last_psn;
-	u64 va;
-	u32 rkey;
-	u32 len;
-	u64 orig;
-};
+struct stag_qp;
 
 /* A read being answered, and how far. */
 struct stag_reading {
@@ -48,8 +35,7 @@ struct stag_roce_resp {
 	u32 length;
 	bool ack;		/* an ACK is owed, for ack_psn */
 	u32 ack_psn;
-	struct stag_rdres *res;	/* STAG_MAX_RD_ATOMIC of them, RC only */
-	u32 next_res;
+	struct stag_rdres_table res;	/* RC only */
 	struct stag_reading reading;
 };
 
