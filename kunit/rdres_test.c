@@ -106,7 +106,8 @@ static void stag_rdres_atomic_keeps_its_result(struct kunit *test)
 	struct stag_pkt p = { .va = 0x1000, .rkey = 9, .dmalen = 8 };
 
 	r->atomic = true;
-	r->first_psn = r->last_psn = 77;
+	r->first_psn = 77;
+	r->last_psn = 77;
 	r->va = 0x1000;
 	r->rkey = 9;
 	r->len = 8;
