@@ -75,6 +75,34 @@ static void uc_write_bad_rkey(void)
 	expect_data(dst, 33, "target region");
 }
 
+/*
+ * UC has no SEND with Invalidate opcode (IBA 9.2, table 38; rxe agrees): it
+ * fails as an operation the QP type does not take, the same on loopback as
+ * on the wire, where it could not be sent at all. Nothing arrives.
+ */
+static void uc_send_with_inv(void)
+{
+	struct buf *src = buf_new(100, LW), *dst = buf_new(100, LW);
+	struct ibv_send_wr wr;
+	struct end *a, *b;
+	struct ibv_sge s, r;
+
+	if (!src || !dst || !pair_new(IBV_QPT_UC, &a, &b))
+		return;
+	s = sge_of(src, 0, 100);
+	r = sge_of(dst, 0, 100);
+	if (post_recv(b, 10, &r, 1))
+		return;
+	wr = wr_send(1, &s, 1);
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.invalidate_rkey = src->mr->rkey;
+	if (post(a, &wr))
+		return;
+	expect_wc(a->scq, 1, IBV_WC_LOC_QP_OP_ERR, IBV_WC_SEND, NULL, "UC SEND_WITH_INV");
+	expect_none(b->rcq, QUIET_MS, "UC responder");
+	expect_blank(dst, "receive buffer");
+}
+
 /* ---- UD ---- */
 
 struct ud {
@@ -298,6 +326,7 @@ const struct qp_case xport_cases[] = {
 	{ "UC SEND/RECV and RDMA_WRITE: the data lands, guards intact", uc_send_write },
 	{ "UC RDMA_WRITE with a stale rkey: success at the sender, nothing written",
 	  uc_write_bad_rkey },
+	{ "UC SEND_WITH_INV: IBV_WC_LOC_QP_OP_ERR, nothing arrives", uc_send_with_inv },
 	{ "UD SEND: a 40-byte GRH naming the sender, IBV_WC_GRH, src_qp, the data after it",
 	  ud_send_grh },
 	{ "UD SEND with the wrong qkey is dropped; the receive stays for the right one",

@@ -43,6 +43,8 @@ static bool opcode_allowed(enum ib_qp_type type, u8 opcode)
 	case IB_WR_REG_MR:
 		return true;
 	case IB_WR_SEND_WITH_INV:
+		/* UC has no SEND with Invalidate opcode (IBA 9.2): RC only. */
+		return type == IB_QPT_RC;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_BIND_MW:
