@@ -4,9 +4,9 @@
  *
  * RC (IBA 9.7): each send takes PSNs, one per packet, a read one per
  * response packet it asks for. Packets go out in PSN order while fewer
- * than STAG_ROCE_WINDOW PSNs are unacknowledged, with AckReq on the last
- * packet of each message and on every 64th. ACKs are cumulative. A NAK
- * for a PSN sequence error, a response that passes over a read or an
+ * than a window of about 64 KiB of PSNs are unacknowledged, with AckReq on
+ * the last packet of each message and every half window. ACKs are
+ * cumulative. A NAK for a PSN sequence error, a response that passes over a read or an
  * atomic still waiting for its own, a gap in a read's responses, or the
  * local ACK timeout sends again from the oldest unacknowledged PSN (go back
  * N), counting retry_cnt down; an RNR NAK waits for the responder's timer,
@@ -23,6 +23,8 @@
  * Context: process context, under the QP's sq.mutex.
  */
 
+#include <linux/sizes.h>
+
 #include "counters.h"
 #include "dev.h"
 #include "qp.h"
@@ -31,10 +33,18 @@
 #include "route.h"
 #include "xport.h"
 
-/* PSNs a connection may have unacknowledged. */
-#define STAG_ROCE_WINDOW	128
-/* AckReq at least this often within a message. */
-#define STAG_ROCE_ACK_EVERY	64
+/*
+ * What a connection may have unacknowledged: about 64 KiB, in PSNs of its
+ * MTU (64 at 1024, 16 at 4096). A software RoCE link is not lossless:
+ * the receiving host's socket and ring buffers are what absorbs a burst,
+ * and a window in packets that ignores their size overflows them at the
+ * larger MTUs (a lost tail costs a whole ACK timeout). The same window
+ * bounds the responses of the reads in flight, which a busy requester
+ * receives while an idle responder sends them at full speed.
+ */
+#define STAG_ROCE_WINDOW_BYTES	SZ_64K
+#define STAG_ROCE_WINDOW_MIN	16
+#define STAG_ROCE_WINDOW_MAX	128
 /* More packets than this in one message and PSN comparisons break. */
 #define STAG_ROCE_MAX_PKTS	BIT(22)
 
@@ -58,6 +68,13 @@ static u8 qp_class(const struct stag_qp *qp)
 	default:
 		return STAG_OP_UD;
 	}
+}
+
+/* The PSNs a QP may have unacknowledged. */
+static u32 window(struct stag_qp *qp)
+{
+	return clamp_t(u32, STAG_ROCE_WINDOW_BYTES / stag_roce_mtu(qp), STAG_ROCE_WINDOW_MIN,
+		       STAG_ROCE_WINDOW_MAX);
 }
 
 /* The packets of a message: one per MTU of payload, at least one. */
@@ -157,7 +174,7 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 			p->qkey = wqe->hdr.wr.ud.remote_qkey;
 	}
 	if (qp_class(qp) == STAG_OP_RC &&
-	    (last || ++qp->sq.noack >= STAG_ROCE_ACK_EVERY)) {
+	    (last || ++qp->sq.noack >= window(qp) / 2)) {
 		p->ackreq = true;
 		qp->sq.noack = 0;
 	}
@@ -208,6 +225,23 @@ static int send_packet(struct stag_qp *qp, struct stag_send *s, u32 psn)
 
 /* ---- RC: sending ---- */
 
+/*
+ * May the send's next packet go? Its PSN must lie in the window; a read's
+ * request stands for all of its responses, which must fit too, unless it
+ * is the oldest thing waiting (a read larger than the window still goes,
+ * alone).
+ */
+static bool in_window(struct stag_qp *qp, const struct stag_send *s)
+{
+	u32 end = stag_psn_add(qp->sq.una, window(qp));
+
+	if (stag_psn_cmp(s->next_psn, end) >= 0)
+		return false;
+	if (s->wqe.hdr.opcode != IB_WR_RDMA_READ || s->next_psn == qp->sq.una)
+		return true;
+	return stag_psn_cmp(s->last_psn, end) < 0;
+}
+
 static bool rc_start(struct stag_qp *qp, struct stag_send *s)
 {
 	struct stag_sq *sq = &qp->sq;
@@ -252,8 +286,7 @@ static void rc_push(struct stag_qp *qp)
 			sq->next++;
 			continue;
 		}
-		if (stag_psn_cmp(s->next_psn, stag_psn_add(sq->una, STAG_ROCE_WINDOW)) >= 0 ||
-		    !stag_roce_tx_room(qp))
+		if (!in_window(qp, s) || !stag_roce_tx_room(qp))
 			break;
 		ret = send_packet(qp, s, s->next_psn);
 		if (ret == -ENOMEM) {

@@ -514,8 +514,14 @@ static void duplicate(struct stag_qp *qp, const struct stag_pkt *p)
 		return;
 	}
 	/* A read asked again: the same key, a part of what it asked first. */
-	if (rr->reading.active || !stag_rdres_may_replay(r, p))
+	if (!stag_rdres_may_replay(r, p))
 		return;
+	/*
+	 * The requester went back to this read: whatever is being answered
+	 * now (this read or a later one) it will ask for again, and it
+	 * ignores responses until this one's arrive. Answer this one first:
+	 * leaving it for later costs the requester an ACK timeout.
+	 */
 	flush_ack(qp);
 	start_reply(qp, p->psn, p->va, p->rkey, p->dmalen);
 }
