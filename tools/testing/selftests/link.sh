@@ -154,3 +154,25 @@ wait "$holder"
 t_eq "the holder saw its context disassociated (EIO)" "0" "$?"
 grep '^#' /tmp/ctx_hold.out
 t_run "stag0 back after forced removal" rdma link add stag0 type stag netdev "$dev"
+
+# UDP port 4791: whoever binds it first carries RoCE v2 for the host
+# (Documentation/stag.rst, "Sharing the machine with rdma_rxe").
+port_4791() { [ -n "$(ss -Hlun 'sport = :4791' 2>/dev/null)" ]; }
+taken_said() { dmesg | grep -q 'stag: UDP port 4791 is taken'; }
+if grep -q '^rdma_rxe ' /proc/modules; then
+	t_run "rdma_rxe has UDP port 4791: stag says it serves this host only" taken_said
+else
+	t_run "stag's devices hold UDP port 4791" port_4791
+	t_run "rdma_rxe cannot load while stag has the port" sh -c '! modprobe rdma_rxe'
+	for l in $(stag_links | sed "s/^link //"); do
+		rdma link delete "$l"
+	done
+	t_run "the last stag device lets the port go" sh -c '! ss -Hlun "sport = :4791" | grep -q .'
+	t_run "then rdma_rxe loads and takes it" sh -c 'modprobe rdma_rxe && ss -Hlun "sport = :4791" | grep -q .'
+	t_run "a stag device added now works, for this host only" \
+		sh -c "rdma link add stag0 type stag netdev $dev && dmesg | grep -q 'stag: UDP port 4791 is taken'"
+	rdma link delete stag0
+	rmmod rdma_rxe
+	t_run "once rdma_rxe is gone, a new stag device has the wire again" \
+		sh -c "rdma link add stag0 type stag netdev $dev && ss -Hlun 'sport = :4791' | grep -q ."
+fi
