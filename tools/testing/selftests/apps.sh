@@ -38,36 +38,12 @@ done)
 # (tools/testing/vm/pair): their commands name their device, GID index and
 # address as @DEV@, @GID@ and @IP@; the clients connect to $sip.
 sip=$ip
+serve_here "$dev" "$gid" "$ip"
 if [ -n "${STAG_PEER_IP:-}" ] && [ "${STAG_ROLE:-}" = b ]; then
-	peer_open || { _t_report "not ok" "reach peer.py in the peer guest" ""; exit 0; }
+	serve_in_peer || { _t_report "not ok" "reach peer.py in the peer guest" ""; exit 0; }
 	sip=$STAG_PEER_IP
 	echo "# servers in the peer guest, $sip"
 fi
-
-# local_server READY SERVER: start SERVER here; 0 once READY passes.
-local_server()
-{
-	local ready=$1 cmd=$2 tries
-
-	cmd=${cmd//@DEV@/$dev}
-	cmd=${cmd//@GID@/$gid}
-	cmd=${cmd//@IP@/$ip}
-	# shellcheck disable=SC2086
-	timeout -k 5 "$limit" $cmd >"$tmp/srv" 2>&1 &
-	spid=$!
-	tries=$((limit * 10))
-	# shellcheck disable=SC2086
-	until $ready >/dev/null 2>&1; do
-		tries=$((tries - 1))
-		if ! kill -0 "$spid" 2>/dev/null || [ "$tries" -le 0 ]; then
-			kill "$spid" 2>/dev/null
-			wait "$spid"
-			return 1
-		fi
-		sleep 0.1
-	done
-	return 0
-}
 
 # ---- one case ----
 
@@ -80,7 +56,7 @@ local_server()
 # nothing. Whatever is still running at the end is killed.
 pair()
 {
-	local name=$1 ready=$2 check=$3 srv=() cli=() spid crc src why
+	local name=$1 ready=$2 check=$3 srv=() cli=() crc src why
 	shift 3
 	while [ "$1" != -- ]; do
 		srv+=("$1")
@@ -89,11 +65,7 @@ pair()
 	shift
 	cli=("$@")
 
-	if [ "$sip" != "$ip" ]; then
-		peer_start "$ready" "${srv[*]}" "$limit" "$tmp/srv"
-	else
-		local_server "$ready" "${srv[*]}"
-	fi
+	serve_start "$ready" "${srv[*]}" "$limit" "$tmp/srv"
 	src=$?
 	if [ "$src" -ne 0 ]; then
 		_t_report "not ok" "$name" "the server never listened (status $src): $(cat "$tmp/srv")"
@@ -101,16 +73,8 @@ pair()
 	fi
 	timeout -k 5 "$limit" "${cli[@]}" >"$tmp/cli" 2>&1
 	crc=$?
-	if [ "$sip" != "$ip" ]; then
-		# A server whose client failed may wait for it forever.
-		[ "$crc" -ne 0 ] && peer_kill
-		peer_wait "$tmp/srv"
-		src=$?
-	else
-		[ "$crc" -ne 0 ] && kill "$spid" 2>/dev/null
-		wait "$spid"
-		src=$?
-	fi
+	serve_end "$crc" "$tmp/srv"
+	src=$?
 	if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
 		why="client status $crc, server status $src (124: timed out after $limit s)"
 	else

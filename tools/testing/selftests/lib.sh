@@ -199,3 +199,63 @@ peer_run()
 	return "${rc:-255}"
 }
 
+# ---- a case's server: in this guest, or in the peer guest ----
+
+SERVE_PEER=0
+
+# serve_here DEV GID IP: serve_start starts servers in this guest, with
+# @DEV@, @GID@ and @IP@ in their commands standing for DEV, GID and IP.
+serve_here()
+{
+	SERVE_PEER=0
+	SERVE_DEV=$1 SERVE_GID=$2 SERVE_IP=$3
+}
+
+# serve_in_peer: serve_start starts servers in the peer guest (peer.py).
+serve_in_peer()
+{
+	peer_open && SERVE_PEER=1
+}
+
+# serve_start READY SERVER TIMEOUT OUT: start SERVER under a hard TIMEOUT,
+# its output in OUT; 0 once READY (run where SERVER runs) passes, else the
+# server's status.
+serve_start()
+{
+	local ready=$1 cmd=$2 limit=$3 out=$4 tries
+
+	if [ "$SERVE_PEER" = 1 ]; then
+		peer_start "$ready" "$cmd" "$limit" "$out"
+		return
+	fi
+	cmd=${cmd//@DEV@/$SERVE_DEV}
+	cmd=${cmd//@GID@/$SERVE_GID}
+	cmd=${cmd//@IP@/$SERVE_IP}
+	# shellcheck disable=SC2086
+	timeout -k 5 "$limit" $cmd >"$out" 2>&1 &
+	SERVE_PID=$!
+	tries=$((limit * 10))
+	# shellcheck disable=SC2086
+	until $ready >/dev/null 2>&1; do
+		tries=$((tries - 1))
+		if ! kill -0 "$SERVE_PID" 2>/dev/null || [ "$tries" -le 0 ]; then
+			kill "$SERVE_PID" 2>/dev/null
+			wait "$SERVE_PID"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# serve_end CLIENT_STATUS OUT: the server's exit status, its output in OUT.
+# A server whose client failed may wait for it for ever: it is stopped.
+serve_end()
+{
+	if [ "$SERVE_PEER" = 1 ]; then
+		[ "$1" -ne 0 ] && peer_kill
+		peer_wait "$2"
+		return
+	fi
+	[ "$1" -ne 0 ] && kill "$SERVE_PID" 2>/dev/null
+	wait "$SERVE_PID"
+}

@@ -89,6 +89,7 @@ void expect_bind_err(struct end *e, uint64_t wr_id);
 
 /* ---- accesses ---- */
 
+int wc_opcode(enum ibv_wr_opcode op);
 int post_access(struct end *e, uint64_t wr_id, enum ibv_wr_opcode op, size_t len,
 		uint32_t rkey, uint64_t raddr, uint64_t compare);
 void apply(enum ibv_wr_opcode op, size_t o, size_t len);

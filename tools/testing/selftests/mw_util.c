@@ -254,17 +254,25 @@ static bool is_atomic(enum ibv_wr_opcode op)
 	return op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP;
 }
 
-static int wc_opcode(enum ibv_wr_opcode op)
+/* The opcode of the requester's completion of a work request of @op. */
+int wc_opcode(enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		return IBV_WC_RDMA_WRITE;
 	case IBV_WR_RDMA_READ:
 		return IBV_WC_RDMA_READ;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
-	default:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
 		return IBV_WC_COMP_SWAP;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	default:
+		return IBV_WC_SEND;
 	}
 }
 

@@ -53,6 +53,7 @@ void expect_guards(const struct buf *b, const char *what);
 void expect_data(const struct buf *b, unsigned int seed, const char *what);
 void expect_blank(const struct buf *b, const char *what);
 struct ibv_sge sge_of(const struct buf *b, size_t off, size_t len);
+struct ibv_mr *reg_exact(struct buf *b, int access);
 
 /* ---- QPs ---- */
 
@@ -65,6 +66,8 @@ struct end {
 
 /* How one side is connected; conn_default() fills it, a case changes it. */
 struct conn {
+	union ibv_gid dgid;	/* the peer's port: this port's own over loopback */
+	int sgid_index;
 	uint32_t dest_qpn;
 	uint32_t sq_psn;
 	uint32_t rq_psn;
@@ -81,6 +84,7 @@ struct ibv_srq *srq_new(int max_wr);
 struct end *end_on(enum ibv_qp_type type, struct ibv_cq *scq, struct ibv_cq *rcq,
 		   struct ibv_srq *srq, bool sig_all);
 struct end *end_new(enum ibv_qp_type type, struct ibv_srq *srq, bool sig_all);
+struct conn conn_to(uint32_t qpn, const union ibv_gid *dgid);
 struct conn conn_default(const struct end *peer);
 int qp_to_init(struct ibv_qp *qp, int access);
 int qp_to_rtr(struct ibv_qp *qp, const struct conn *c);
@@ -88,6 +92,7 @@ int qp_to_rts(struct ibv_qp *qp, const struct conn *c);
 bool connect_end(struct end *e, const struct conn *c);
 bool pair_new(enum ibv_qp_type type, struct end **a, struct end **b);
 bool pair_connect(struct end *a, const struct conn *ca, struct end *b, const struct conn *cb);
+struct ibv_ah *ah_to(const union ibv_gid *dgid);
 struct ibv_ah *ah_new(void);
 bool ud_ready(struct end *e);
 int other_gid_index(void);
@@ -103,6 +108,8 @@ struct ibv_send_wr wr_rdma(uint64_t wr_id, enum ibv_wr_opcode op, struct ibv_sge
 /* ---- completions ---- */
 
 int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
+bool expect_wc_is(const struct ibv_wc *wc, uint64_t wr_id, enum ibv_wc_status status,
+		  int opcode, const char *what);
 bool expect_wc(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status status, int opcode,
 	       struct ibv_wc *out, const char *what);
 void expect_none(struct ibv_cq *cq, int ms, const char *what);
@@ -115,11 +122,13 @@ bool async_event(enum ibv_event_type type, void *obj, int ms);
 enum kind { K_MAP, K_MR, K_CHANNEL, K_CQ, K_SRQ, K_QP, K_AH };
 
 void track(enum kind kind, void *obj, size_t len);
+void untrack(void *obj);
 bool case_setup(void);
 void case_release(void);
 void case_skip(const char *why);
 const char *case_skipped(void);
 bool is_stag(void);
 bool stag_wire(void);
+long hw_counter(const char *name);
 
 #endif /* STAG_SELFTESTS_QP_H */

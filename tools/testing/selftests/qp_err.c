@@ -52,17 +52,6 @@ static void expect_req_error(struct end *e, uint64_t wr_id, enum ibv_wc_status s
 	expect_state(e->qp, IBV_QPS_ERR, "requester");
 }
 
-/* A second region over exactly the data of @b, so that its guards lie outside it. */
-static struct ibv_mr *reg_exact(struct buf *b, int access)
-{
-	struct ibv_mr *mr = ibv_reg_mr(pd, b->data, b->len, access);
-
-	t_check(mr, "ibv_reg_mr: %s", strerror(errno));
-	if (mr)
-		track(K_MR, mr, 0);
-	return mr;
-}
-
 /* ---- length ---- */
 
 static void rc_len_err(void)

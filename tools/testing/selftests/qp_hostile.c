@@ -363,36 +363,6 @@ static void raw_fuzz(void)
 
 #define STRANGER_LEN	64
 
-/* A value under the port's hw_counters in sysfs, or -1. */
-static long hw_file(const char *name)
-{
-	char path[256];
-	FILE *f;
-	long v = -1;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 dev_name, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-/*
- * One of stag's port counters. The core caches them for "lifespan"
- * milliseconds after each read: wait that out, so the value is current.
- */
-static long hw_counter(const char *name)
-{
-	long ms = hw_file("lifespan");
-
-	usleep((ms > 0 ? ms : 10) * 1000 + 5000);
-	return hw_file(name);
-}
-
 /* The stranger's attacks, each from a fresh QP connected to @victim_qpn. */
 enum attack { A_SEND, A_WRITE_RKEY0, A_SEND_WITH_INV, A_NUM };
 

@@ -45,6 +45,19 @@ void track(enum kind kind, void *obj, size_t len)
 	tracked[ntracked++] = (struct tracked){ kind, obj, len };
 }
 
+/* The case destroyed @obj itself. */
+void untrack(void *obj)
+{
+	int i;
+
+	for (i = 0; i < ntracked && tracked[i].obj != obj; i++)
+		;
+	if (i == ntracked)
+		return;
+	ntracked--;
+	memmove(&tracked[i], &tracked[i + 1], (ntracked - i) * sizeof(*tracked));
+}
+
 static int release(const struct tracked *t)
 {
 	switch (t->kind) {
@@ -110,6 +123,36 @@ bool stag_wire(void)
 	if (f)
 		fclose(f);
 	return is_stag() && c == 'N';
+}
+
+/* A value under the port's hw_counters in sysfs, or -1. */
+static long hw_file(const char *name)
+{
+	char path[256];
+	FILE *f;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 dev_name, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * One of the port's counters. The core caches them for "lifespan"
+ * milliseconds after each read: wait that out, so the value is current.
+ */
+long hw_counter(const char *name)
+{
+	long ms = hw_file("lifespan");
+
+	usleep((ms > 0 ? ms : 10) * 1000 + 5000);
+	return hw_file(name);
 }
 
 /* The port's RoCE v2 GID, an IPv4-mapped one if there is one: what connects QPs. */
@@ -279,6 +322,17 @@ struct ibv_sge sge_of(const struct buf *b, size_t off, size_t len)
 				 .lkey = b->mr->lkey };
 }
 
+/* A second region over exactly the data of @b, so that its guards lie outside it. */
+struct ibv_mr *reg_exact(struct buf *b, int access)
+{
+	struct ibv_mr *mr = ibv_reg_mr(pd, b->data, b->len, access);
+
+	t_check(mr, "ibv_reg_mr: %s", strerror(errno));
+	if (mr)
+		track(K_MR, mr, 0);
+	return mr;
+}
+
 /* ---- QPs ---- */
 
 struct ibv_cq *cq_new(void)
@@ -351,11 +405,14 @@ static uint32_t psn_of(uint32_t qpn)
 	return (qpn * 0x9e3779u) & 0xffffff;
 }
 
-struct conn conn_default(const struct end *peer)
+/* How to reach QP @qpn at the port of GID @dgid, from this port's GID. */
+struct conn conn_to(uint32_t qpn, const union ibv_gid *dgid)
 {
 	return (struct conn){
-		.dest_qpn = peer->qp->qp_num,
-		.rq_psn = psn_of(peer->qp->qp_num),
+		.dgid = *dgid,
+		.sgid_index = gid_index,
+		.dest_qpn = qpn,
+		.rq_psn = psn_of(qpn),
 		.mtu = port_attr.active_mtu,
 		.timeout = 14,
 		.retry_cnt = 7,
@@ -363,6 +420,12 @@ struct conn conn_default(const struct end *peer)
 		.min_rnr_timer = 1,	/* 0.01 ms */
 		.access = LW | RW | RR | RA,
 	};
+}
+
+/* How to reach @peer, a QP of this port, over loopback. */
+struct conn conn_default(const struct end *peer)
+{
+	return conn_to(peer->qp->qp_num, &gid);
 }
 
 int qp_to_init(struct ibv_qp *qp, int access)
@@ -392,7 +455,7 @@ int qp_to_rtr(struct ibv_qp *qp, const struct conn *c)
 		.min_rnr_timer = c->min_rnr_timer,
 		.ah_attr = {
 			.is_global = 1,
-			.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+			.grh = { .dgid = c->dgid, .sgid_index = c->sgid_index, .hop_limit = 64 },
 			.port_num = 1,
 		},
 	};
@@ -461,12 +524,12 @@ bool pair_new(enum ibv_qp_type type, struct end **a, struct end **b)
 	return pair_connect(*a, &ca, *b, &cb);
 }
 
-/* An address handle to this port's own GID: loopback for UD. */
-struct ibv_ah *ah_new(void)
+/* An address handle to the port of GID @dgid. */
+struct ibv_ah *ah_to(const union ibv_gid *dgid)
 {
 	struct ibv_ah_attr a = {
 		.is_global = 1,
-		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+		.grh = { .dgid = *dgid, .sgid_index = gid_index, .hop_limit = 64 },
 		.port_num = 1,
 	};
 	struct ibv_ah *ah = ibv_create_ah(pd, &a);
@@ -476,6 +539,12 @@ struct ibv_ah *ah_new(void)
 	else
 		track(K_AH, ah, 0);
 	return ah;
+}
+
+/* An address handle to this port's own GID: loopback for UD. */
+struct ibv_ah *ah_new(void)
+{
+	return ah_to(&gid);
 }
 
 bool ud_ready(struct end *e)
@@ -581,6 +650,34 @@ static const char *opcode_str(int op)
 }
 
 /*
+ * Checks that completion @wc is @wr_id with @status and, on success and
+ * unless @opcode is -1, @opcode. Returns whether all three are as expected.
+ */
+bool expect_wc_is(const struct ibv_wc *wc, uint64_t wr_id, enum ibv_wc_status status,
+		  int opcode, const char *what)
+{
+	bool ok = true;
+
+	if (wc->wr_id != wr_id) {
+		t_fail("%s: completion of %#llx, expected %#llx", what, (ull)wc->wr_id,
+		       (ull)wr_id);
+		ok = false;
+	}
+	if (wc->status != status) {
+		t_fail("%s: %#llx completed with %s (%d), expected %s (%d)", what,
+		       (ull)wc->wr_id, ibv_wc_status_str(wc->status), wc->status,
+		       ibv_wc_status_str(status), status);
+		ok = false;
+	}
+	if (status == IBV_WC_SUCCESS && opcode >= 0 && (int)wc->opcode != opcode) {
+		t_fail("%s: opcode %s (%d), expected %s (%d)", what, opcode_str(wc->opcode),
+		       wc->opcode, opcode_str(opcode), opcode);
+		ok = false;
+	}
+	return ok;
+}
+
+/*
  * Expects the next completion of @cq to be @wr_id with @status and, on
  * success and unless @opcode is -1, @opcode. Returns whether there was
  * one; @out receives it.
@@ -595,14 +692,7 @@ bool expect_wc(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status status, int
 		       WAIT_MS, ibv_wc_status_str(status));
 		return false;
 	}
-	t_check(wc.wr_id == wr_id, "%s: completion of %#llx, expected %#llx", what,
-		(ull)wc.wr_id, (ull)wr_id);
-	t_check(wc.status == status, "%s: %#llx completed with %s (%d), expected %s (%d)", what,
-		(ull)wc.wr_id, ibv_wc_status_str(wc.status), wc.status, ibv_wc_status_str(status),
-		status);
-	if (status == IBV_WC_SUCCESS && opcode >= 0)
-		t_check((int)wc.opcode == opcode, "%s: opcode %s (%d), expected %s (%d)", what,
-			opcode_str(wc.opcode), wc.opcode, opcode_str(opcode), opcode);
+	expect_wc_is(&wc, wr_id, status, opcode, what);
 	if (out)
 		*out = wc;
 	return true;
