@@ -5,7 +5,7 @@
 #   make                 build stag.ko against KDIR
 #   make provider        build the libibverbs provider
 #   make install         install module, provider and driver file on this host
-#   make demo            boot a guest, create stag0, show it
+#   make demo            two guests on one link: data between them, a refused access, counters
 #   make check           install what is needed, build, run every test
 #   make kunit           run the KUnit suites (ARCH=um default, or x86_64)
 #   make style           checkpatch over the tree
@@ -47,7 +47,7 @@ vm-build:
 	$(MAKE) provider tests
 
 demo: vm-build
-	tools/testing/vm/run -- sh -c 'rdma link show; ibv_devinfo -v -d stag0'
+	tools/demo/run
 
 check:
 	tools/testing/check
