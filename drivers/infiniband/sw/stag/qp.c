@@ -33,13 +33,7 @@ static struct workqueue_struct *stag_wq;
 
 int stag_qp_wq_init(void)
 {
-	/*
-	 * The QPs' work is the NIC's: packets in and out, retransmissions,
-	 * flushes. A high-priority pool keeps it from sharing the CPU evenly
-	 * with the busy-polling applications it serves (a hardware NIC does
-	 * not wait for them); each run is bounded and then requeues itself.
-	 */
-	stag_wq = alloc_workqueue("stag", WQ_UNBOUND | WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	stag_wq = alloc_workqueue("stag", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	return stag_wq ? 0 : -ENOMEM;
 }
 
