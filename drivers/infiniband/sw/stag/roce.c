@@ -67,25 +67,13 @@ static bool addresses(const struct sk_buff *skb, union ib_gid *sgid, union ib_gi
 	return true;
 }
 
-static u8 qp_class(const struct stag_qp *qp)
-{
-	switch (qp->ibqp.qp_type) {
-	case IB_QPT_RC:
-		return STAG_OP_RC;
-	case IB_QPT_UC:
-		return STAG_OP_UC;
-	default:
-		return STAG_OP_UD;
-	}
-}
-
 /* May the QP take this packet? The counter of the reason why not, or STAG_CNT_NUM. */
 static enum stag_counter check_qp(const struct stag_qp *qp, const struct stag_pkt *p,
 				  const union ib_gid *sgid, const union ib_gid *dgid)
 {
 	enum ib_qp_state state = stag_qp_state(qp);
 
-	if ((p->opcode & STAG_OP_CLASS_MASK) != qp_class(qp))
+	if ((p->opcode & STAG_OP_CLASS_MASK) != stag_roce_class(qp))
 		return STAG_CNT_DROP_QP_STATE;
 	if (p->flags & STAG_PKT_REQ) {
 		if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD &&
@@ -353,6 +341,19 @@ void stag_roce_qp_connect(struct stag_qp *qp)
 }
 
 /* ---- what goes out ---- */
+
+/* The opcode class of a QP's packets: RC, UC, or UD (GSI too). */
+u8 stag_roce_class(const struct stag_qp *qp)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return STAG_OP_RC;
+	case IB_QPT_UC:
+		return STAG_OP_UC;
+	default:
+		return STAG_OP_UD;
+	}
+}
 
 /* The MTU of a QP's packets: its path MTU, or for UD the port's. */
 u32 stag_roce_mtu(struct stag_qp *qp)

@@ -57,6 +57,7 @@ bool stag_roce_tx_room(struct stag_qp *qp);
 struct sk_buff *stag_roce_alloc(struct stag_qp *qp, unsigned int len);
 int stag_roce_xmit(struct stag_qp *qp, const struct stag_path *path, struct sk_buff *skb);
 u32 stag_roce_mtu(struct stag_qp *qp);
+u8 stag_roce_class(const struct stag_qp *qp);
 bool stag_roce_loopback_allowed(void);
 
 /* The requester's protocol (roce_req.c). */

@@ -58,18 +58,6 @@ static bool is_rd_atomic(u8 op)
 	return op == IB_WR_RDMA_READ || stag_wqe_is_atomic(op);
 }
 
-static u8 qp_class(const struct stag_qp *qp)
-{
-	switch (qp->ibqp.qp_type) {
-	case IB_QPT_RC:
-		return STAG_OP_RC;
-	case IB_QPT_UC:
-		return STAG_OP_UC;
-	default:
-		return STAG_OP_UD;
-	}
-}
-
 /* The PSNs a QP may have unacknowledged. */
 static u32 window(struct stag_qp *qp)
 {
@@ -136,7 +124,7 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 		last = *off + *len >= wqe->length;
 	}
 	memset(p, 0, sizeof(*p));
-	p->opcode = stag_pkt_opcode(qp_class(qp), op, first, last);
+	p->opcode = stag_pkt_opcode(stag_roce_class(qp), op, first, last);
 	p->psn = psn;
 	p->pkey = STAG_PKEY_DEFAULT;
 	p->pad = stag_pkt_pad(*len);
@@ -162,7 +150,7 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 		p->inv_rkey = wqe->hdr.ex;
 	else
 		p->imm = (__force __be32)wqe->hdr.ex;
-	if (qp_class(qp) == STAG_OP_UD) {
+	if (stag_roce_class(qp) == STAG_OP_UD) {
 		p->qpn = wqe->hdr.wr.ud.remote_qpn & STAG_PSN_MASK;
 		p->src_qpn = qp->ibqp.qp_num;
 		/* A qkey with the high bit set means the QP's own (IBA 10.2.5). */
@@ -173,7 +161,7 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 		else
 			p->qkey = wqe->hdr.wr.ud.remote_qkey;
 	}
-	if (qp_class(qp) == STAG_OP_RC &&
+	if (stag_roce_class(qp) == STAG_OP_RC &&
 	    (last || ++qp->sq.noack >= window(qp) / 2)) {
 		p->ackreq = true;
 		qp->sq.noack = 0;
@@ -208,7 +196,7 @@ static int send_packet(struct stag_qp *qp, struct stag_send *s, u32 psn)
 		return ret;
 	}
 	memset(skb->data + hlen + len, 0, p.pad);
-	if (qp_class(qp) == STAG_OP_UD) {
+	if (stag_roce_class(qp) == STAG_OP_UD) {
 		stag_roce_path(&ud_path, &s->wqe.av, qp->ibqp.qp_num, p.qpn);
 		path = &ud_path;
 	}
@@ -647,7 +635,7 @@ static bool unreliable_start(struct stag_qp *qp, struct stag_send *s)
 	struct stag_sq *sq = &qp->sq;
 	u32 n = npkts(s, stag_roce_mtu(qp));
 
-	if (stag_pkt_opcode(qp_class(qp), s->wqe.hdr.opcode, true, n == 1) == 0xff) {
+	if (stag_pkt_opcode(stag_roce_class(qp), s->wqe.hdr.opcode, true, n == 1) == 0xff) {
 		stag_req_done(qp, s, IB_WC_LOC_QP_OP_ERR);
 		return true;
 	}
