@@ -31,6 +31,8 @@ static void rdres_exit(struct kunit *test)
 	stag_rdres_uninit(test->priv);
 }
 
+#define MTU	1024	/* the path MTU of the reads below */
+
 /* A read of @n PSNs from @psn. */
 static struct stag_rdres *add_read(struct stag_rdres_table *t, u32 keep, u32 psn, u32 n,
 				   u64 va, u32 rkey, u32 len)
@@ -103,7 +105,7 @@ static void stag_rdres_atomic_keeps_its_result(struct kunit *test)
 {
 	struct stag_rdres_table *t = test->priv;
 	struct stag_rdres *r = stag_rdres_new(t, 2);
-	struct stag_pkt p = { .va = 0x1000, .rkey = 9, .dmalen = 8 };
+	struct stag_pkt p = { .psn = 77, .va = 0x1000, .rkey = 9, .dmalen = 8 };
 
 	r->atomic = true;
 	r->first_psn = 77;
@@ -114,28 +116,33 @@ static void stag_rdres_atomic_keeps_its_result(struct kunit *test)
 	r->orig = 0x1122334455667788ULL;
 	KUNIT_EXPECT_EQ(test, stag_rdres_find(t, 2, 77)->orig, 0x1122334455667788ULL);
 	/* A read naming an atomic's PSN is no replay of it. */
-	KUNIT_EXPECT_FALSE(test, stag_rdres_may_replay(r, &p));
+	KUNIT_EXPECT_FALSE(test, stag_rdres_may_replay(r, &p, MTU));
 }
 
 struct replay_case {
 	const char *what;
+	u32 psn;
 	u64 va;
 	u32 rkey;
 	u32 len;
 	bool ok;
 };
 
-/* The read first asked: 4096 bytes at 0x10000 under R_Key 0x1234. */
+/* The read first asked: 4096 bytes at 0x10000 under R_Key 0x1234, PSNs 100 to 103. */
 static const struct replay_case replay_cases[] = {
-	{ "the same request", 0x10000, 0x1234, 4096, true },
-	{ "its second half", 0x10800, 0x1234, 2048, true },
-	{ "its last byte", 0x10fff, 0x1234, 1, true },
-	{ "nothing at its end", 0x11000, 0x1234, 0, true },
-	{ "another R_Key", 0x10000, 0x1235, 4096, false },
-	{ "one byte more", 0x10000, 0x1234, 4097, false },
-	{ "one byte before", 0xffff, 0x1234, 2, false },
-	{ "past its end", 0x11000, 0x1234, 1, false },
-	{ "a range that wraps", U64_MAX - 1, 0x1234, 4096, false },
+	{ "the same request", 100, 0x10000, 0x1234, 4096, true },
+	{ "its second half", 102, 0x10800, 0x1234, 2048, true },
+	{ "its last response", 103, 0x10c00, 0x1234, 1024, true },
+	{ "its second half, shorter", 102, 0x10800, 0x1234, 1000, true },
+	{ "another R_Key", 100, 0x10000, 0x1235, 4096, false },
+	{ "one byte more", 100, 0x10000, 0x1234, 4097, false },
+	{ "one byte before", 100, 0xffff, 0x1234, 2, false },
+	{ "its last byte, not where a response starts", 103, 0x10fff, 0x1234, 1, false },
+	/* The responses would carry one part's bytes under another's PSNs. */
+	{ "its second half under its first PSN", 100, 0x10800, 0x1234, 2048, false },
+	{ "its start under a later PSN", 101, 0x10000, 0x1234, 4096, false },
+	{ "past its end", 104, 0x11000, 0x1234, 1, false },
+	{ "a range that wraps", 100, U64_MAX - 1, 0x1234, 4096, false },
 };
 
 static void replay_desc(const struct replay_case *c, char *desc)
@@ -150,19 +157,19 @@ static void stag_rdres_read_replay_rules(struct kunit *test)
 	const struct replay_case *c = test->param_value;
 	struct stag_rdres_table *t = test->priv;
 	struct stag_rdres *r = add_read(t, 1, 100, 4, 0x10000, 0x1234, 4096);
-	struct stag_pkt p = { .va = c->va, .rkey = c->rkey, .dmalen = c->len };
+	struct stag_pkt p = { .psn = c->psn, .va = c->va, .rkey = c->rkey, .dmalen = c->len };
 
-	KUNIT_EXPECT_EQ(test, stag_rdres_may_replay(r, &p), c->ok);
+	KUNIT_EXPECT_EQ(test, stag_rdres_may_replay(r, &p, MTU), c->ok);
 }
 
 static void stag_rdres_replay_of_a_wrapping_resource(struct kunit *test)
 {
 	struct stag_rdres_table *t = test->priv;
 	struct stag_rdres *r = add_read(t, 1, 100, 1, U64_MAX - 7, 1, 16);
-	struct stag_pkt p = { .va = U64_MAX - 7, .rkey = 1, .dmalen = 4 };
+	struct stag_pkt p = { .psn = 100, .va = U64_MAX - 7, .rkey = 1, .dmalen = 4 };
 
 	/* A resource whose range overflows (never made so) answers nothing. */
-	KUNIT_EXPECT_FALSE(test, stag_rdres_may_replay(r, &p));
+	KUNIT_EXPECT_FALSE(test, stag_rdres_may_replay(r, &p, MTU));
 }
 
 static struct kunit_case stag_rdres_cases[] = {

@@ -85,6 +85,9 @@ struct stag_sq {
 	u32 rd_atomic;		/* reads and atomics outstanding */
 	u32 rd_psn;		/* the response PSN a read awaits next */
 	bool nak_retry;		/* a go-back-N for a NAK or a gap is under way */
+	bool goback_sent;	/* its first packet has gone out again */
+	u32 goback_psn;
+	u32 ooo_psn;		/* the last read response past a gap */
 };
 
 /* The responder's side: see resp.c. */

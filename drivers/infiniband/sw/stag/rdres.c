@@ -95,22 +95,26 @@ EXPORT_SYMBOL_IF_KUNIT(stag_rdres_find);
  * stag_rdres_may_replay() - may a duplicate read be answered from @r?
  * @r: the resource its PSN found
  * @p: the duplicate read request
+ * @mtu: the QP's path MTU in bytes
  *
- * A read asked again must name the same R_Key and a part of the range it
- * asked first (a requester resumes a read from its first missing
- * response): anything else is not the request we answered, and a forged
- * one must not reach memory it never asked for. The memory is checked
- * again by the gate when the responses are built.
+ * A read asked again must name the same R_Key, and resume at the response
+ * its PSN names: the address of that response's first byte, up to the end
+ * of the range asked first at most (a requester resumes a read from its
+ * first missing response). Anything else is not the request we answered:
+ * its responses would carry the bytes of one place under the PSN of
+ * another, and a forged one must not reach memory it never asked for. The
+ * memory is checked again by the gate when the responses are built.
  */
-bool stag_rdres_may_replay(const struct stag_rdres *r, const struct stag_pkt *p)
+bool stag_rdres_may_replay(const struct stag_rdres *r, const struct stag_pkt *p, u32 mtu)
 {
-	u64 end, r_end;
+	u64 off = (u64)((p->psn - r->first_psn) & STAG_PSN_MASK) * mtu, at, end, r_end;
 
-	if (r->atomic || p->rkey != r->rkey || p->va < r->va)
+	if (r->atomic || p->rkey != r->rkey)
 		return false;
-	if (check_add_overflow(p->va, (u64)p->dmalen, &end) ||
+	if (check_add_overflow(r->va, off, &at) ||
+	    check_add_overflow(p->va, (u64)p->dmalen, &end) ||
 	    check_add_overflow(r->va, (u64)r->len, &r_end))
 		return false;
-	return end <= r_end;
+	return p->va == at && end <= r_end;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_rdres_may_replay);

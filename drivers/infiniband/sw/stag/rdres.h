@@ -35,6 +35,6 @@ void stag_rdres_uninit(struct stag_rdres_table *t);
 void stag_rdres_reset(struct stag_rdres_table *t);
 struct stag_rdres *stag_rdres_new(struct stag_rdres_table *t, u32 n);
 struct stag_rdres *stag_rdres_find(struct stag_rdres_table *t, u32 n, u32 psn);
-bool stag_rdres_may_replay(const struct stag_rdres *r, const struct stag_pkt *p);
+bool stag_rdres_may_replay(const struct stag_rdres *r, const struct stag_pkt *p, u32 mtu);
 
 #endif /* _STAG_RDRES_H */

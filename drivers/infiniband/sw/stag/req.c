@@ -378,4 +378,5 @@ void stag_req_reset(struct stag_qp *qp)
 	sq->drain_event = false;
 	sq->rd_atomic = 0;
 	sq->nak_retry = false;
+	sq->goback_sent = false;
 }

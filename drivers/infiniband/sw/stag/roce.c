@@ -49,18 +49,19 @@ bool stag_roce_loopback_allowed(void)
 
 /* ---- what comes in ---- */
 
-/* The GIDs of a packet's source and destination, from its IP header. */
+/*
+ * The GIDs of a packet's source and destination, from its IP header; false
+ * when the header is not one a RoCE packet may have.
+ */
 static bool addresses(const struct sk_buff *skb, union ib_gid *sgid, union ib_gid *dgid)
 {
 	if (ip_hdr(skb)->version == 4) {
 		const struct iphdr *iph = ip_hdr(skb);
 
-		/* The ICRC covers a 20-byte header: options have no place. */
-		if (iph->ihl != 5)
-			return false;
 		ipv6_addr_set_v4mapped(iph->saddr, (struct in6_addr *)sgid->raw);
 		ipv6_addr_set_v4mapped(iph->daddr, (struct in6_addr *)dgid->raw);
-		return true;
+		/* The ICRC covers a 20-byte header: options have no place. */
+		return iph->ihl == 5;
 	}
 	memcpy(sgid->raw, &ipv6_hdr(skb)->saddr, sizeof(sgid->raw));
 	memcpy(dgid->raw, &ipv6_hdr(skb)->daddr, sizeof(dgid->raw));
@@ -165,20 +166,22 @@ static int roce_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	union ib_gid sgid, dgid;
 	struct stag_dev *sdev;
+	bool whole;
 
-	if (!pskb_may_pull(skb, sizeof(struct udphdr) + STAG_BTH_LEN))
-		goto free;
+	/* The UDP layer pulled its header; a BTH must follow. */
 	__skb_pull(skb, sizeof(struct udphdr));
-	if (!addresses(skb, &sgid, &dgid))
-		goto free;
+	whole = addresses(skb, &sgid, &dgid);
+	whole = pskb_may_pull(skb, STAG_BTH_LEN) && whole;
 	rcu_read_lock();
 	sdev = stag_route_dev_rcu(&dgid);
-	if (sdev)
+	if (sdev && whole) {
 		deliver(sdev, skb, &sgid, &dgid);
+		skb = NULL;
+	} else if (sdev) {
+		/* Every packet for a device is counted, a stub of one too. */
+		stag_count(sdev, STAG_CNT_DROP_MALFORMED);
+	}
 	rcu_read_unlock();
-	if (sdev)
-		return 0;
-free:
 	/* Not for a stag device: nothing to count it in. */
 	kfree_skb(skb);
 	return 0;

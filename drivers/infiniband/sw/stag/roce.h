@@ -44,6 +44,14 @@ struct stag_roce_qp {
 #define STAG_ROCE_TX_HIGH	128
 #define STAG_ROCE_TX_LOW	32
 
+/*
+ * How close past the PSN awaited a packet must be to show that its sender
+ * went back and started a new round whose first packet was lost too (a
+ * packet merely reordered is seldom that close): the second NAK, or the
+ * read asked again, that saves an ACK timeout.
+ */
+#define STAG_ROCE_NEW_ROUND	8
+
 int stag_roce_get(void);
 void stag_roce_put(void);
 bool stag_roce_up(void);

@@ -132,9 +132,16 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 	p->se = last && wqe->hdr.send_flags & IB_SEND_SOLICITED &&
 		(stag_wqe_is_send(op) || op == IB_WR_RDMA_WRITE_WITH_IMM);
 	if (op == IB_WR_RDMA_READ) {
-		p->va = wqe->hdr.wr.rdma.remote_addr + s->placed;
+		/*
+		 * A read asked again resumes at the response its PSN names:
+		 * PSN and address come from one number, or the responses of
+		 * one part would be placed where another's belong.
+		 */
+		u64 done = (u64)((psn - s->first_psn) & STAG_PSN_MASK) * mtu;
+
+		p->va = wqe->hdr.wr.rdma.remote_addr + done;
 		p->rkey = wqe->hdr.wr.rdma.rkey;
-		p->dmalen = wqe->length - s->placed;
+		p->dmalen = wqe->length - done;
 	} else if (stag_wqe_is_write(op) && first) {
 		p->va = wqe->hdr.wr.rdma.remote_addr;
 		p->rkey = wqe->hdr.wr.rdma.rkey;
@@ -204,6 +211,8 @@ static int send_packet(struct stag_qp *qp, struct stag_send *s, u32 psn)
 	end = s->wqe.hdr.opcode == IB_WR_RDMA_READ ? s->last_psn : psn;
 	if (stag_psn_cmp(psn, qp->sq.hi_psn) < 0)
 		stag_count(dev_of(qp), STAG_CNT_RETRANSMITS);
+	if (psn == qp->sq.goback_psn)
+		qp->sq.goback_sent = true;
 	if (stag_psn_cmp(end, qp->sq.hi_psn) >= 0)
 		qp->sq.hi_psn = stag_psn_add(end, 1);
 	/* A packet the stack dropped is a packet lost on the wire. */
@@ -274,6 +283,9 @@ static void rc_push(struct stag_qp *qp)
 			sq->next++;
 			continue;
 		}
+		/* Responses placed since a go-back need not be asked for again. */
+		if (s->wqe.hdr.opcode == IB_WR_RDMA_READ)
+			s->next_psn = read_resume_psn(s, stag_roce_mtu(qp));
 		if (!in_window(qp, s) || !stag_roce_tx_room(qp))
 			break;
 		ret = send_packet(qp, s, s->next_psn);
@@ -303,6 +315,9 @@ static void go_back(struct stag_qp *qp, u32 psn)
 	struct stag_sq *sq = &qp->sq;
 	u32 mtu = stag_roce_mtu(qp), i;
 	bool found = false;
+
+	sq->goback_psn = psn;
+	sq->goback_sent = false;
 
 	for (i = sq->head; i != sq->start; i++) {
 		struct stag_send *s = stag_req_send(qp, i);
@@ -475,9 +490,17 @@ static void on_ack(struct stag_qp *qp, const struct stag_pkt *p)
 	ack_to(qp, stag_psn_add(p->psn, STAG_PSN_MASK));
 	if (p->syndrome == STAG_NAK_PSN_SEQ) {
 		stag_count(sdev, STAG_CNT_NAK_RCVD_SEQ);
+		/*
+		 * Once the go-back's first packet is out again, a NAK means
+		 * the new round lost its head as well: go back again, on the
+		 * retry already counted (a peer that answers is not gone).
+		 * Before, it is the same NAK twice.
+		 */
 		if (!qp->sq.nak_retry) {
 			qp->sq.nak_retry = true;
 			retry(qp, p->psn);
+		} else if (qp->sq.goback_sent) {
+			go_back(qp, p->psn);
 		}
 		return;
 	}
@@ -528,10 +551,26 @@ static void on_read_response(struct stag_qp *qp, const struct sk_buff *skb,
 	ack_to(qp, stag_psn_add(s->first_psn, STAG_PSN_MASK));
 	want = read_resume_psn(s, mtu);
 	if (p->psn != want) {
-		/* Before: a duplicate. After: a response went missing. */
-		if (stag_psn_cmp(p->psn, want) > 0 && !qp->sq.nak_retry) {
-			qp->sq.nak_retry = true;
-			retry(qp, want);
+		/*
+		 * Before: a duplicate. After: a response went missing; ask
+		 * again. Ask once more, on the retry already counted, when
+		 * the request went out again and the peer has evidently
+		 * started over (a PSN just past the one awaited, below the
+		 * last one past the gap) but the first response of its new
+		 * round was lost too. A response merely reordered is seldom
+		 * that close.
+		 */
+		u32 new_round = stag_psn_add(want, STAG_ROCE_NEW_ROUND);
+
+		if (stag_psn_cmp(p->psn, want) > 0) {
+			if (!qp->sq.nak_retry) {
+				qp->sq.nak_retry = true;
+				retry(qp, want);
+			} else if (qp->sq.goback_sent && stag_psn_cmp(p->psn, qp->sq.ooo_psn) < 0 &&
+				   stag_psn_cmp(p->psn, new_round) <= 0) {
+				go_back(qp, want);
+			}
+			qp->sq.ooo_psn = p->psn;
 		}
 		return;
 	}

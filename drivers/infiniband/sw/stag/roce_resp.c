@@ -27,6 +27,7 @@
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <net/ipv6.h>
 
 #include "counters.h"
 #include "dev.h"
@@ -513,8 +514,8 @@ static void duplicate(struct stag_qp *qp, const struct stag_pkt *p)
 			send_atomic_ack(qp, p->psn, r->orig);
 		return;
 	}
-	/* A read asked again: the same key, a part of what it asked first. */
-	if (!stag_rdres_may_replay(r, p))
+	/* A read asked again: the same key, the rest of what it asked first. */
+	if (!stag_rdres_may_replay(r, p, stag_roce_mtu(qp)))
 		return;
 	/*
 	 * The requester went back to this read: whatever is being answered
@@ -547,11 +548,22 @@ static void rc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 	enum stag_resp_result res;
 
 	if (diff > 0) {
-		if (rr->nak_sent) {
+		/*
+		 * One NAK per gap, unless the requester has evidently gone
+		 * back already (a PSN just past the one expected, below the
+		 * last one out of order) and the first packet of its new
+		 * round was lost too: without a second NAK only its ACK
+		 * timeout would tell it.
+		 */
+		if (rr->nak_sent && (stag_psn_cmp(p->psn, rr->ooo_psn) >= 0 ||
+				     stag_psn_cmp(p->psn, stag_psn_add(rr->epsn,
+								       STAG_ROCE_NEW_ROUND)) > 0)) {
+			rr->ooo_psn = p->psn;
 			stag_count(dev_of(qp), STAG_CNT_DROP_PSN);
 			return;
 		}
 		rr->nak_sent = true;
+		rr->ooo_psn = p->psn;
 		nak(qp, STAG_NAK_PSN_SEQ, rr->epsn);
 		return;
 	}
@@ -621,8 +633,39 @@ static void uc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 		rr->msn = stag_psn_add(rr->msn, 1);
 }
 
+/*
+ * Has this UD packet been taken already? A network may deliver a datagram
+ * twice (a flooding switch, a link layer that retries) and UD has no ACKs
+ * to tell, but a sender numbers each packet: one whose source, source QP,
+ * PSN and ICRC (a digest of all of it) match one of the last few taken is
+ * that packet again. The ICRC keeps a sender that never advances its PSN
+ * from losing its distinct messages.
+ */
+static bool ud_seen(struct stag_qp *qp, const struct sk_buff *skb, const struct stag_pkt *p)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	struct stag_ud_seen now = { .sqpn = p->src_qpn, .psn = p->psn };
+	__le32 icrc;
+	u32 i;
+
+	if (skb_copy_bits(skb, skb->len - STAG_ICRC_LEN, &icrc, sizeof(icrc)))
+		return false;
+	now.icrc = le32_to_cpu(icrc);
+	now.addr = ip_hdr(skb)->version == 4 ? (__force u32)ip_hdr(skb)->saddr :
+					       ipv6_addr_hash(&ipv6_hdr(skb)->saddr);
+	for (i = 0; i < STAG_UD_SEEN; i++)
+		if (!memcmp(&rr->seen[i], &now, sizeof(now)))
+			return true;
+	rr->seen[rr->seen_next++ % STAG_UD_SEEN] = now;
+	return false;
+}
+
 static void ud_request(struct stag_qp *qp, const struct sk_buff *skb, const struct stag_pkt *p)
 {
+	if (ud_seen(qp, skb, p)) {
+		stag_count(dev_of(qp), STAG_CNT_DROP_DUPLICATE);
+		return;
+	}
 	qp->rresp.have_wqe = false;
 	/* No receive posted, a message too big: dropped, UD has no answers. */
 	if (recv_send(qp, skb, p) != STAG_RESP_ACK)
@@ -713,6 +756,8 @@ void stag_roce_resp_reset(struct stag_qp *qp)
 	rr->have_wqe = false;
 	rr->ack = false;
 	rr->reading.active = false;
+	memset(rr->seen, 0, sizeof(rr->seen));
+	rr->seen_next = 0;
 	end_message(qp);
 	stag_rdres_reset(&rr->res);
 }

@@ -21,11 +21,22 @@ struct stag_reading {
 	bool started;		/* its first response is out */
 };
 
+#define STAG_UD_SEEN	16	/* UD packets remembered, to know one delivered twice */
+
+/* A UD packet taken: who sent it, under which PSN, with which ICRC. */
+struct stag_ud_seen {
+	u32 addr;		/* IPv4 source, or a hash of the IPv6 one */
+	u32 sqpn;
+	u32 psn;
+	u32 icrc;
+};
+
 /* The responder's side of a QP on the wire; under resp_mutex. */
 struct stag_roce_resp {
 	u32 epsn;		/* the PSN expected next */
 	u32 msn;		/* messages completed, mod 2^24 */
-	bool nak_sent;		/* one PSN sequence NAK per gap */
+	bool nak_sent;		/* one PSN sequence NAK per gap... */
+	u32 ooo_psn;		/* ...and round: the last PSN past the gap */
 	bool drop_msg;		/* UC: drop until the next FIRST or ONLY */
 	u8 op;			/* the message in progress: its last opcode; 0xff none */
 	bool have_wqe;		/* rq.wqe is the receive of the SEND in progress */
@@ -37,6 +48,8 @@ struct stag_roce_resp {
 	u32 ack_psn;
 	struct stag_rdres_table res;	/* RC only */
 	struct stag_reading reading;
+	struct stag_ud_seen seen[STAG_UD_SEEN];	/* UD only: a ring */
+	u8 seen_next;
 };
 
 int stag_roce_resp_init(struct stag_qp *qp);
