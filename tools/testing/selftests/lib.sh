@@ -259,3 +259,18 @@ serve_end()
 	[ "$1" -ne 0 ] && kill "$SERVE_PID" 2>/dev/null
 	wait "$SERVE_PID"
 }
+
+# serve_report CLIENT_STATUS OUT NAME: serve_end, then the case NAME: the
+# server ended well and printed no "not ok" of its own.
+serve_report()
+{
+	local src
+
+	serve_end "$1" "$2"
+	src=$?
+	if [ "$src" -eq 0 ] && ! grep -q '^not ok' "$2"; then
+		_t_report ok "$3" ""
+	else
+		_t_report "not ok" "$3" "exit status $src: $(grep -A4 '^not ok' "$2"; tail -5 "$2")"
+	fi
+}

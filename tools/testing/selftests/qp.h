@@ -48,6 +48,9 @@ struct buf {
 
 struct buf *buf_new(size_t len, int access);
 void fill(void *p, size_t len, unsigned int seed);
+void xfill(void *p, size_t off, size_t len, uint64_t seed);
+size_t xdiff(const void *p, size_t off, size_t len, uint64_t seed, size_t *first);
+size_t guards_changed(const struct buf *b);
 void expect_bytes(const void *got, const void *want, size_t len, const char *what);
 void expect_guards(const struct buf *b, const char *what);
 void expect_data(const struct buf *b, unsigned int seed, const char *what);
@@ -107,6 +110,7 @@ struct ibv_send_wr wr_rdma(uint64_t wr_id, enum ibv_wr_opcode op, struct ibv_sge
 
 /* ---- completions ---- */
 
+long now_ms(void);
 int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
 bool expect_wc_is(const struct ibv_wc *wc, uint64_t wr_id, enum ibv_wc_status status,
 		  int opcode, const char *what);

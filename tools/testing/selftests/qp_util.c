@@ -247,6 +247,59 @@ void fill(void *p, size_t len, unsigned int seed)
 		b[i] = seed * 0x9d + i * 31 + (i >> 8) * 7 + 1;
 }
 
+/*
+ * A pattern in which no two places of one stream agree for long: byte @i of
+ * stream @seed comes from a hash of (@seed, @i / 8), so a chunk that lands
+ * at the wrong offset, a stale page or a chunk of another stream differs
+ * from what belongs there. (fill()'s pattern repeats every 64 KiB.)
+ */
+static uint64_t xword(uint64_t seed, uint64_t k)
+{
+	uint64_t z = seed * 0x9e3779b97f4a7c15ull + k + 1;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Bytes @off to @off + @len of stream @seed, into @p. */
+void xfill(void *p, size_t off, size_t len, uint64_t seed)
+{
+	uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = xword(seed, (off + i) / 8) >> ((off + i) % 8 * 8);
+}
+
+/* How many of @len bytes at @p differ from stream @seed at @off; the first in *@first. */
+size_t xdiff(const void *p, size_t off, size_t len, uint64_t seed, size_t *first)
+{
+	const uint8_t *b = p;
+	size_t i, bad = 0;
+	uint64_t w = 0;
+
+	for (i = 0; i < len; i++) {
+		if (i == 0 || (off + i) % 8 == 0)
+			w = xword(seed, (off + i) / 8);
+		if (b[i] != (uint8_t)(w >> ((off + i) % 8 * 8)) && !bad++ && first)
+			*first = i;
+	}
+	return bad;
+}
+
+/* Guard bytes of @b that are not what buf_new() wrote. */
+size_t guards_changed(const struct buf *b)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < GUARD; i++) {
+		bad += (uint8_t)b->mem[i] != guard_byte(i);
+		bad += (uint8_t)b->data[b->len + i] != guard_byte(GUARD + i);
+	}
+	return bad;
+}
+
 void expect_bytes(const void *got, const void *want, size_t len, const char *what)
 {
 	const uint8_t *g = got, *w = want;
@@ -601,7 +654,7 @@ struct ibv_send_wr wr_rdma(uint64_t wr_id, enum ibv_wr_opcode op, struct ibv_sge
 
 /* ---- completions ---- */
 
-static long now_ms(void)
+long now_ms(void)
 {
 	struct timespec ts;
 

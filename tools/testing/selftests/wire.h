@@ -19,11 +19,18 @@
  *   BUF len access seed             OK b addr rkey      (data fill()ed with seed)
  *   EXACT b access                  OK rkey             (a region over the data only)
  *   PUT b off n / GET b             see above           (GET: guards and data)
+ *   XFILL b seed                    OK                  (its data: xfill() stream seed)
+ *   XCHECK b off n seed             OK bad first guards (bytes off..off+n against the
+ *                                                        stream at off: how many differ,
+ *                                                        the first, guard bytes changed)
  *   SRQ max_wr                      OK
  *   QP type srq                     OK q qpn            (srq 1: on the SRQ)
  *   CONNECT q dqpn dgid sq_psn rq_psn mtu timeout retry_cnt rnr_retry min_rnr access
  *                                   OK                  (UD: to RTS, the rest unused)
  *   RECV q wr_id b off len          OK                  (b -1: no scatter entry)
+ *   RECVN q wr_id b off stride len n
+ *                                   OK                  (n receives: wr_id + i at
+ *                                                        off + i * stride)
  *   SRECV wr_id b off len           OK                  (on the SRQ)
  *   POLL q s|r n ms                 OK count {wr_id status opcode byte_len imm flags
  *                                             src_qp qp_num}...
@@ -126,5 +133,11 @@ void expect_recv(const struct ibv_wc *wc, uint32_t len, const uint32_t *imm, uin
 void expect_fails(struct end *e, uint64_t id, enum ibv_wc_status status, const char *what);
 struct ibv_send_wr wr_remote(uint64_t id, enum ibv_wr_opcode op, struct ibv_sge *s,
 			     uint64_t raddr, uint32_t rkey);
+
+/* ---- the cases (wire_test.c; wire_lossy.c for --lossy) ---- */
+
+void wire_run(const char *name, void (*fn)(const void *), const void *arg, int limit,
+	      int npat, char **pat);
+void lossy_run(int limit, int npat, char **pat);
 
 #endif /* STAG_SELFTESTS_WIRE_H */

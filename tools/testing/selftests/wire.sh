@@ -67,14 +67,8 @@ crc=${PIPESTATUS[0]}
 [ "$crc" -eq 0 ] || _t_report "not ok" "wire_test -d $dev ran to the end" "exit status $crc"
 
 # The client said BYE when it finished; a server whose client died is stopped.
-serve_end "$crc" "$tmp/srv"
-src=$?
-if [ "$src" -eq 0 ] && ! grep -q '^not ok' "$tmp/srv"; then
-	_t_report ok "the server on $peer served every case and destroyed what each made" ""
-else
-	_t_report "not ok" "the server on $peer served every case and destroyed what each made" \
-		"exit status $src: $(grep -A4 '^not ok' "$tmp/srv"; tail -5 "$tmp/srv")"
-fi
+serve_report "$crc" "$tmp/srv" \
+	"the server on $peer served every case and destroyed what each made"
 
 # What stag counted, for whoever reads a failure.
 counters()

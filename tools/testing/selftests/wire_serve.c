@@ -187,6 +187,33 @@ static void c_get(const struct req *r)
 	fflush(r->tx);
 }
 
+static void c_xfill(const struct req *r)
+{
+	struct buf *b = buf_at(r->v[1], r->tx);
+
+	if (!b)
+		return;
+	xfill(b->data, 0, b->len, r->v[2]);
+	reply(r->tx, "OK");
+}
+
+/* Bulk data is judged where it lies: only the count of wrong bytes travels. */
+static void c_xcheck(const struct req *r)
+{
+	struct buf *b = buf_at(r->v[1], r->tx);
+	ull off = r->v[2], n = r->v[3];
+	size_t bad, first = 0;
+
+	if (!b)
+		return;
+	if (off > b->len || n > b->len - off) {
+		reply(r->tx, "ERR XCHECK of %llu at %llu of %zu bytes", n, off, b->len);
+		return;
+	}
+	bad = xdiff(b->data + off, off, n, r->v[4], &first);
+	reply(r->tx, "OK %zu %llu %zu", bad, bad ? off + first : 0, guards_changed(b));
+}
+
 static void c_srq(const struct req *r)
 {
 	if (!srq)
@@ -268,6 +295,30 @@ static void c_recv(const struct req *r)
 	ret = post_recv(e, r->v[2], &sg, n);
 	if (ret)
 		reply(r->tx, "ERR ibv_post_recv: %s", strerror(ret));
+	else
+		reply(r->tx, "OK");
+}
+
+static void c_recvn(const struct req *r)
+{
+	struct end *e = qp_at(r->v[1], r->tx);
+	struct buf *b = e ? buf_at(r->v[3], r->tx) : NULL;
+	ull off = r->v[4], stride = r->v[5], len = r->v[6], n = r->v[7], i;
+	struct ibv_sge sg;
+	int ret = 0;
+
+	if (!b)
+		return;
+	if (n && (off + (n - 1) * stride + len > b->len || len > stride)) {
+		reply(r->tx, "ERR RECVN beyond the %zu bytes of buffer %llu", b->len, r->v[3]);
+		return;
+	}
+	for (i = 0; i < n && !ret; i++) {
+		sg = sge_of(b, off + i * stride, len);
+		ret = post_recv(e, r->v[2] + i, &sg, 1);
+	}
+	if (ret)
+		reply(r->tx, "ERR ibv_post_recv %llu of %llu: %s", i, n, strerror(ret));
 	else
 		reply(r->tx, "OK");
 }
@@ -386,10 +437,13 @@ static const struct cmd {
 	{ "EXACT", 3, c_exact },
 	{ "PUT", 4, c_put },
 	{ "GET", 2, c_get },
+	{ "XFILL", 3, c_xfill },
+	{ "XCHECK", 5, c_xcheck },
 	{ "SRQ", 2, c_srq },
 	{ "QP", 3, c_qp },
 	{ "CONNECT", 12, c_connect },
 	{ "RECV", 6, c_recv },
+	{ "RECVN", 8, c_recvn },
 	{ "SRECV", 5, c_srecv },
 	{ "POLL", 5, c_poll },
 	{ "BIND", 7, c_bind },

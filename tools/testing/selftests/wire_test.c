@@ -762,8 +762,8 @@ static const char *run_one(const void *arg)
 	return case_skipped();
 }
 
-static void run(const char *name, void (*fn)(const void *), const void *arg, int limit,
-		int npat, char **pat)
+void wire_run(const char *name, void (*fn)(const void *), const void *arg, int limit,
+	      int npat, char **pat)
 {
 	struct wire_case c = { name, fn, arg };
 
@@ -783,16 +783,19 @@ static void bye(void)
 
 static int bad_args(void)
 {
-	fprintf(stderr, "usage: wire_test -d DEV -g IDX -c ADDR:PORT [-x IDX] [PATTERN...]\n"
+	fprintf(stderr, "usage: wire_test -d DEV -g IDX -c ADDR:PORT [-x IDX] [--lossy] [PAT]...\n"
 			"       wire_test -d DEV -g IDX --serve PORT\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "serve", required_argument, NULL, 's' }, { 0 } };
+	static const struct option opts[] = { { "serve", required_argument, NULL, 's' },
+					       { "lossy", no_argument, NULL, 'L' }, { 0 } };
 	const char *env = getenv("STAG_WIRE_TIMEOUT");
 	int limit = env && atoi(env) > 0 ? atoi(env) : 60, serve = 0, c, npat;
+	static char suite[64];
+	bool lossy = false;
 	char names[ARRAY_SIZE(ops) * ARRAY_SIZE(sizes)][128], *colon, **pat;
 	struct xfer xfers[ARRAY_SIZE(ops) * ARRAY_SIZE(sizes)];
 	unsigned int i, j, n = 0;
@@ -810,6 +813,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			serve = atoi(optarg);
+			break;
+		case 'L':
+			lossy = true;
 			break;
 		case 'c':
 			colon = strrchr(optarg, ':');
@@ -833,20 +839,28 @@ int main(int argc, char **argv)
 	t_suite = "wire";
 	npat = argc - optind;
 	pat = argv + optind;
+	if (lossy) {
+		/* Each profile's run of the same cases under a name of its own. */
+		snprintf(suite, sizeof(suite), "lossy %s", getenv("STAG_LOSSY_PROFILE") ?: "");
+		t_suite = suite;
+		lossy_run(limit, npat, pat);
+		bye();
+		return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
 		for (j = 0; j < ARRAY_SIZE(sizes); j++, n++) {
 			xfers[n] = (struct xfer){ ops[i].op, &sizes[j] };
 			snprintf(names[n], sizeof(names[n]), "RC %s of %s: %s", ops[i].name,
 				 sizes[j].name, XFER_CHECKS);
-			run(names[n], rc_xfer, &xfers[n], limit, npat, pat);
+			wire_run(names[n], rc_xfer, &xfers[n], limit, npat, pat);
 		}
 	}
 	for (i = 0; i < ARRAY_SIZE(atomics); i++)
-		run(atomics[i].name, rc_atomic, &atomics[i], limit, npat, pat);
+		wire_run(atomics[i].name, rc_atomic, &atomics[i], limit, npat, pat);
 	for (i = 0; i < ARRAY_SIZE(denials); i++)
-		run(denials[i].name, rc_denied, &denials[i], limit, npat, pat);
+		wire_run(denials[i].name, rc_denied, &denials[i], limit, npat, pat);
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
-		run(cases[i].name, cases[i].run, cases[i].arg, limit, npat, pat);
+		wire_run(cases[i].name, cases[i].run, cases[i].arg, limit, npat, pat);
 	bye();
 	return 0;
 }

@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Bulk traffic over a faulty link (bin/wire_test --lossy, see
+# wire_lossy.c), in a two-guest run only: both guests put netem on their
+# netdev's egress, so each direction of the link suffers the profile, and
+# under each profile RC moves STAG_LOSSY_MB MiB (default 64) with each of
+# WRITE, READ and SEND, byte for byte, while UC and UD may lose messages
+# but deliver none damaged or twice. Where a profile corrupts packets, the
+# ICRC must have caught some: stag's icrc_errors grows.
+#
+#   tools/testing/vm/pair -- lossy.sh             (stag on both sides)
+#   tools/testing/vm/pair --a rxe --b rxe -- lossy.sh
+#
+#   STAG_LOSSY_PROFILES	the profiles to run (default: all of netem_profile's
+#			but "clean" and "delay", in its order)
+#   STAG_LOSSY_MB	MiB per RC case (default 64)
+#   STAG_LOSSY_CASES	patterns of the case names to run (default: all)
+. "$(dirname "$0")/lib.sh"
+
+dev=${STAG_TEST_DEV:-stag0}
+port=18791
+limit=1500	# one profile's server
+tmp=$(mktemp -d /tmp/lossy.XXXXXX)
+export STAG_WIRE_TIMEOUT=${STAG_WIRE_TIMEOUT:-300}
+
+# netem_profile NAME: the netem arguments of a profile.
+netem_profile()
+{
+	case $1 in
+	clean)		echo "delay 0ms" ;;
+	delay)		echo "delay 10ms" ;;
+	loss1)		echo "loss 1%" ;;
+	loss5)		echo "loss 5%" ;;
+	# 10% of the packets go at once, the rest 10 ms later: they pass each other.
+	reorder)	echo "delay 10ms reorder 10%" ;;
+	dup)		echo "duplicate 2%" ;;
+	corrupt)	echo "corrupt 0.5%" ;;
+	all)		echo "loss 1% duplicate 2% corrupt 0.5% delay 10ms reorder 10%" ;;
+	*)		return 1 ;;
+	esac
+}
+profiles=${STAG_LOSSY_PROFILES:-loss1 loss5 reorder dup corrupt all}
+
+if [ -z "${STAG_PEER_IP:-}" ] || [ "${STAG_ROLE:-}" != b ]; then
+	echo "ok - lossy: a faulty link # SKIP needs two guests (tools/testing/vm/pair)"
+	exit 0
+fi
+ip=$(dev_ip "$dev")
+gid=$(wait_for 10 roce_v2_index "$dev" "$ip" && roce_v2_index "$dev" "$ip")
+netdev=$(dev_netdev "$dev")
+if [ -z "$ip" ] || [ -z "$gid" ] || [ -z "$netdev" ]; then
+	_t_report "not ok" "a RoCE v2 GID of an IPv4 address on $dev" "address '$ip', GID index '$gid'"
+	exit 0
+fi
+serve_in_peer || { _t_report "not ok" "reach peer.py in the peer guest" ""; exit 0; }
+peer=${STAG_PEER_DEV:-the peer guest}
+
+# netem_set SPEC: both egresses suffer SPEC ("" lifts it).
+netem_set()
+{
+	local here there
+
+	if [ -z "$1" ]; then
+		here="tc qdisc del dev $netdev root 2>/dev/null; true"
+		# shellcheck disable=SC2016 # expanded in the peer
+		there='tc qdisc del dev $(dev_netdev @DEV@) root 2>/dev/null; true'
+	else
+		here="tc qdisc replace dev $netdev root netem $1"
+		there="tc qdisc replace dev \$(dev_netdev @DEV@) root netem $1"
+	fi
+	bash -c "$here" || return 1
+	peer_run "$there" "$tmp/tc" || { cat "$tmp/tc"; return 1; }
+}
+trap 'netem_set "" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+
+counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo -1; }
+# both NAME: this guest's and the peer's counter NAME, summed; -1 where neither has it.
+both()
+{
+	local here there
+
+	here=$(counter "$dev" "$1")
+	peer_run "$(declare -f counter); counter @DEV@ $1" "$tmp/c" && there=$(cat "$tmp/c")
+	if [ "$here" -lt 0 ] && [ "${there:--1}" -lt 0 ]; then
+		echo -1
+	else
+		echo $(( (here > 0 ? here : 0) + (${there:-0} > 0 ? ${there:-0} : 0) ))
+	fi
+}
+
+echo "# $dev at $ip (GID index $gid, netdev $netdev); server: $peer at $STAG_PEER_IP"
+for p in $profiles; do
+	spec=$(netem_profile "$p") || { _t_report "not ok" "profile $p" "no such profile"; continue; }
+	if ! netem_set "$spec"; then
+		_t_report "not ok" "[$p] netem $spec on both guests" "tc failed"
+		continue
+	fi
+	echo "# profile $p: netem $spec, both ways"
+	before=$(both icrc_errors) pkts=$(both rcvd_pkts)
+	if ! serve_start "tcp_listening $port" "$T_BIN/wire_test -d @DEV@ -g @GID@ --serve $port" \
+		"$limit" "$tmp/srv"; then
+		_t_report "not ok" "[$p] wire_test --serve listens on $peer" "$(tail -20 "$tmp/srv")"
+		netem_set ""
+		continue
+	fi
+	# shellcheck disable=SC2086 # the patterns are words
+	STAG_LOSSY_PROFILE=$p "$T_BIN/wire_test" --lossy -d "$dev" -g "$gid" \
+		-c "$STAG_PEER_IP:$port" ${STAG_LOSSY_CASES:-} | tee "$tmp/cli"
+	crc=${PIPESTATUS[0]}
+	[ "$crc" -eq 0 ] || _t_report "not ok" "[$p] wire_test --lossy ran to the end" "exit status $crc"
+	serve_report "$crc" "$tmp/srv" "[$p] the server on $peer destroyed what each case made"
+	after=$(both icrc_errors) pkts=$(( $(both rcvd_pkts) - pkts ))
+	# 0.5% of 5000 packets or more: none corrupted has odds below 1e-10.
+	case $p in
+	corrupt|all)
+		if [ "$before" -lt 0 ]; then
+			:
+		elif [ "$pkts" -lt 5000 ]; then
+			echo "ok - lossy: [$p] the ICRC caught corrupted packets # SKIP $pkts packets are too few to expect one"
+		else
+			t_run "[$p] the ICRC caught corrupted packets (icrc_errors $before -> $after in $pkts packets)" \
+				test "$after" -gt "$before"
+		fi ;;
+	esac
+	netem_set "" || _t_report "not ok" "[$p] netem lifted" "tc failed"
+done
