@@ -21,7 +21,7 @@ STAG_DIR := drivers/infiniband/sw/stag
 PREFIX ?= /usr
 DESTDIR ?=
 
-.PHONY: all module provider tests install vm-build demo check kunit style bench clean
+.PHONY: all module provider tests install vm-build demo check kunit style bench hostile clean
 
 all: module provider
 
@@ -60,6 +60,9 @@ style:
 
 bench: vm-build
 	tools/bench/run
+
+hostile: vm-build
+	tools/testing/hostile
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

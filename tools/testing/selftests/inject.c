@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inject: forged RoCE v2 packets at a host, as any machine on its L2
+ * segment could send them, reproducible by seed.
+ *
+ *   inject -t TARGET [-n COUNT] [-s SEED] [-i IFACE -p PEER] [-m MTU]
+ *
+ * Packets go out of a raw IPv4 socket (IP_HDRINCL, so the source address
+ * is ours to choose) to UDP port 4791 of TARGET. Each is one of these
+ * kinds, drawn from the seed:
+ *
+ *   random      random bytes after the UDP header's eight
+ *   header      a BTH and extension headers all random, a wrong ICRC
+ *   valid       a well-formed packet of a random opcode with random QPN,
+ *               PSN, R_Key, VA, length and payload, and a valid ICRC
+ *   truncated   a valid packet cut short, its ICRC made for what is left
+ *               half of the time
+ *   oversized   a payload beyond the MTU, a valid ICRC
+ *   pad         a pad count that does not match the payload, a valid ICRC
+ *   huge_reth   an RDMA WRITE whose RETH length is far beyond the MTU
+ *   huge_read   an RDMA READ request for up to 4 GiB
+ *   atomic      an atomic at an address that is not 8-byte aligned
+ *
+ * With -i, packets this host sends to TARGET over IFACE are watched (a
+ * packet socket), and the QPNs and PSNs of TARGET's live QPs they name are
+ * learnt: a third of the packets of the later kinds name one of them. They
+ * come from an address that is not the peer's (-p), or, for an RC QP, from
+ * the peer's own with a PSN at least 2^20 away from the last one seen:
+ * outside any window. A packet that matches a connection exactly (the
+ * peer's address and a PSN inside the window; for UC any PSN is, for UD
+ * any address with the Q_Key, which is random here) can break it, and
+ * RoCE cannot tell it from the peer's: those are never sent.
+ *
+ * Output: what was sent, by kind. Exit status 0 when every packet was
+ * handed to the stack.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ROCE_PORT	4791
+#define BTH_LEN		12
+#define ICRC_LEN	4
+#define ICRC_SEED	0xdebb20e3u	/* the CRC-32 of 8 bytes of ones, standing for the LRH */
+#define MAX_PKT		1500
+#define LEARNT_MAX	64
+#define FAR		0x100000u	/* a PSN this far from the live one is outside any window */
+#define PSN_MASK	0xffffffu
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* ---- the seed's generator (xorshift64*) ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static uint32_t below(uint32_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+static void rnd_bytes(uint8_t *p, size_t n)
+{
+	while (n--)
+		*p++ = rnd();
+}
+
+/* ---- the ICRC, as IBA A17.3.3 and rdma_rxe compute it ---- */
+
+static uint32_t crc_table[256];
+
+static void crc_init(void)
+{
+	uint32_t c, i, k;
+
+	for (i = 0; i < 256; i++) {
+		for (c = i, k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
+static uint32_t crc32_le(uint32_t crc, const uint8_t *p, size_t n)
+{
+	while (n--)
+		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+/* The ICRC of @len bytes from the IP header at @pkt: the variant fields as ones. */
+static uint32_t icrc(const uint8_t *pkt, size_t len)
+{
+	uint8_t ph[20 + 8 + BTH_LEN];
+	uint32_t crc;
+
+	memcpy(ph, pkt, sizeof(ph));
+	ph[1] = 0xff;			/* TOS */
+	ph[8] = 0xff;			/* TTL */
+	memset(ph + 10, 0xff, 2);	/* header checksum */
+	memset(ph + 26, 0xff, 2);	/* UDP checksum */
+	ph[28 + 4] = 0xff;		/* FECN, BECN, reserved */
+	crc = crc32_le(ICRC_SEED, ph, sizeof(ph));
+	crc = crc32_le(crc, pkt + sizeof(ph), len - sizeof(ph));
+	return ~crc;
+}
+
+/* ---- opcodes: what follows the BTH ---- */
+
+enum {
+	RETH = 1, IMM = 2, AETH = 4, ATOMIC = 8, ATOMIC_ACK = 16, IETH = 32, DETH = 64,
+	PAYLOAD = 128,
+};
+
+static const struct op {
+	uint8_t code;
+	uint8_t has;
+} ops[] = {
+	/* RC */
+	{ 0x00, PAYLOAD }, { 0x01, PAYLOAD }, { 0x02, PAYLOAD }, { 0x03, IMM | PAYLOAD },
+	{ 0x04, PAYLOAD }, { 0x05, IMM | PAYLOAD }, { 0x06, RETH | PAYLOAD }, { 0x07, PAYLOAD },
+	{ 0x08, PAYLOAD }, { 0x09, IMM | PAYLOAD }, { 0x0a, RETH | PAYLOAD },
+	{ 0x0b, RETH | IMM | PAYLOAD }, { 0x0c, RETH }, { 0x0d, AETH | PAYLOAD },
+	{ 0x0e, PAYLOAD }, { 0x0f, AETH | PAYLOAD }, { 0x10, AETH | PAYLOAD }, { 0x11, AETH },
+	{ 0x12, AETH | ATOMIC_ACK }, { 0x13, ATOMIC }, { 0x14, ATOMIC },
+	{ 0x16, IETH | PAYLOAD }, { 0x17, IETH | PAYLOAD },
+	/* UC */
+	{ 0x20, PAYLOAD }, { 0x21, PAYLOAD }, { 0x22, PAYLOAD }, { 0x23, IMM | PAYLOAD },
+	{ 0x24, PAYLOAD }, { 0x25, IMM | PAYLOAD }, { 0x26, RETH | PAYLOAD }, { 0x27, PAYLOAD },
+	{ 0x28, PAYLOAD }, { 0x29, IMM | PAYLOAD }, { 0x2a, RETH | PAYLOAD },
+	{ 0x2b, RETH | IMM | PAYLOAD },
+	/* UD */
+	{ 0x64, DETH | PAYLOAD }, { 0x65, DETH | IMM | PAYLOAD },
+};
+
+static const struct op *op_of(uint8_t code)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++)
+		if (ops[i].code == code)
+			return &ops[i];
+	return NULL;
+}
+
+static size_t ext_len(uint8_t has)
+{
+	return (has & RETH ? 16 : 0) + (has & IMM ? 4 : 0) + (has & AETH ? 4 : 0) +
+	       (has & ATOMIC ? 28 : 0) + (has & ATOMIC_ACK ? 8 : 0) + (has & IETH ? 4 : 0) +
+	       (has & DETH ? 8 : 0);
+}
+
+/* ---- what the watch learnt ---- */
+
+struct learnt {
+	uint32_t qpn;
+	uint32_t psn;
+	bool rc;		/* named by RC opcodes */
+	unsigned long seen;	/* when, in packets sent */
+};
+
+static struct learnt learnt[LEARNT_MAX];
+static unsigned int nlearnt;
+static int watch_fd = -1;
+static struct in_addr target, peer;
+static bool have_peer;
+
+/* Reads what the packet socket holds: packets to TARGET's port 4791. */
+static void watch(unsigned long now)
+{
+	uint8_t b[128];
+	const struct iphdr *ip = (const void *)b;
+	const struct udphdr *uh;
+	uint32_t qpn, psn;
+	unsigned int i, old;
+	ssize_t n;
+
+	struct sockaddr_ll from;
+	socklen_t flen;
+
+	for (;;) {
+		flen = sizeof(from);
+		n = watch_fd < 0 ? -1 : recvfrom(watch_fd, b, sizeof(b), MSG_DONTWAIT,
+						 (struct sockaddr *)&from, &flen);
+		if (n <= 0)
+			break;
+		if (from.sll_protocol != htons(ETH_P_IP) || n < 20 + 8 + BTH_LEN ||
+		    ip->version != 4 || ip->ihl != 5 ||
+		    ip->protocol != IPPROTO_UDP || ip->daddr != target.s_addr)
+			continue;
+		uh = (const void *)(b + 20);
+		if (ntohs(uh->dest) != ROCE_PORT)
+			continue;
+		qpn = (b[28 + 5] << 16 | b[28 + 6] << 8 | b[28 + 7]);
+		psn = (b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]);
+		if (qpn == 1)
+			continue;
+		for (i = 0, old = 0; i < nlearnt && learnt[i].qpn != qpn; i++)
+			if (learnt[i].seen < learnt[old].seen)
+				old = i;
+		/* A QP not heard of lately is gone: the longest silent makes room. */
+		if (i == nlearnt && nlearnt < LEARNT_MAX)
+			nlearnt++;
+		else if (i == nlearnt)
+			i = old;
+		learnt[i] = (struct learnt){ qpn, psn, b[28] >> 5 == 0, now };
+	}
+}
+
+/* Only a socket for every protocol sees what this host sends, not just what it receives. */
+static int watch_open(const char *iface)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+
+	sll.sll_ifindex = if_nametoindex(iface);
+	watch_fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL));
+	if (watch_fd < 0 || !sll.sll_ifindex ||
+	    bind(watch_fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		fprintf(stderr, "inject: watch %s: %s\n", iface, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- building ---- */
+
+enum kind { K_RANDOM, K_HEADER, K_VALID, K_TRUNCATED, K_OVERSIZED, K_PAD, K_HUGE_RETH,
+	    K_HUGE_READ, K_ATOMIC, K_NUM };
+
+static const char * const kind_names[K_NUM] = {
+	"random", "header", "valid", "truncated", "oversized", "pad", "huge_reth", "huge_read",
+	"atomic",
+};
+
+static unsigned int mtu = 1024;
+
+static void put24(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 16;
+	p[1] = v >> 8;
+	p[2] = v;
+}
+
+/*
+ * The source address and the QP and PSN a packet names. A third of them
+ * name a QP the watch learnt; those never come from the peer's address
+ * with a PSN near the live one.
+ */
+static void pick_target(struct in_addr *src, uint32_t *qpn, uint32_t *psn)
+{
+	const struct learnt *l = nlearnt && below(3) == 0 ? &learnt[below(nlearnt)] : NULL;
+	uint32_t host = ntohl(target.s_addr);
+	unsigned int i;
+
+	/* Half of those the QP heard from last: most learnt QPs are gone by now. */
+	for (i = 0; l && below(2) && i < nlearnt; i++)
+		if (learnt[i].seen > l->seen)
+			l = &learnt[i];
+
+	/* An address of TARGET's /24, not its own nor the peer's. */
+	do {
+		src->s_addr = htonl((host & ~0xffu) | (1 + below(254)));
+	} while (src->s_addr == target.s_addr || (have_peer && src->s_addr == peer.s_addr));
+	*qpn = below(8) == 0 ? 1 : below(PSN_MASK + 1);
+	*psn = below(PSN_MASK + 1);
+	if (!l)
+		return;
+	*qpn = l->qpn;
+	/*
+	 * UC takes any PSN as the start of what comes next: from the peer's
+	 * address, every PSN is inside its window. So is every PSN of UD,
+	 * from any address, with the right Q_Key (never sent: see build()).
+	 */
+	if (have_peer && l->rc && below(2)) {
+		*src = peer;
+		*psn = (l->psn + (below(2) ? 1 : -1) * (FAR + below((1u << 23) - 2 * FAR))) &
+		       PSN_MASK;
+	}
+}
+
+/* A packet of @kind from the IP header on, into @pkt; its length. */
+static size_t build(uint8_t *pkt, enum kind kind)
+{
+	struct iphdr *ip = (struct iphdr *)pkt;
+	struct udphdr *uh = (struct udphdr *)(pkt + 20);
+	uint8_t *bth = pkt + 28, *ext = bth + BTH_LEN, *pay;
+	const struct op *op = &ops[below(ARRAY_SIZE(ops))];
+	size_t elen, paylen = 0, len, cut;
+	uint32_t qpn, psn, pad;
+	struct in_addr src;
+	bool fix_icrc = true;
+
+	pick_target(&src, &qpn, &psn);
+	if (kind == K_HUGE_RETH)
+		op = op_of(below(2) ? 0x06 : 0x0a);
+	else if (kind == K_HUGE_READ)
+		op = op_of(0x0c);
+	else if (kind == K_ATOMIC)
+		op = op_of(below(2) ? 0x13 : 0x14);
+	elen = ext_len(op->has);
+	if (op->has & PAYLOAD)
+		paylen = below(mtu + 1);
+	/* Beyond the MTU, within the link's 1500 bytes (a path MTU of 1024 leaves room). */
+	if (kind == K_OVERSIZED && 28 + BTH_LEN + elen + mtu + 4 + ICRC_LEN < MAX_PKT)
+		paylen = mtu + 1 + below(MAX_PKT - 28 - BTH_LEN - elen - ICRC_LEN - mtu - 4);
+	pad = -paylen & 3;
+	if (kind == K_PAD)
+		pad = (pad + 1 + below(3)) & 3;
+
+	memset(pkt, 0, 28);
+	bth[0] = op->code;
+	bth[1] = (below(4) == 0 ? 0x80 : 0) | (pad & 3) << 4;	/* SE, pad, TVer 0 */
+	memset(bth + 2, 0xff, 2);	/* the default P_Key */
+	bth[4] = 0;
+	put24(bth + 5, qpn);
+	bth[8] = below(2) ? 0x80 : 0;
+	put24(bth + 9, psn);
+	rnd_bytes(ext, elen);
+	if (op->has & RETH) {
+		uint8_t *reth = ext;
+		uint32_t dmalen = paylen;
+
+		if (kind == K_HUGE_RETH || kind == K_HUGE_READ)
+			dmalen = (below(2) ? 1u << 31 : 0) | below(1u << 31);
+		else if (below(2))
+			dmalen = below(1u << 16);
+		reth[12] = dmalen >> 24;
+		reth[13] = dmalen >> 16;
+		reth[14] = dmalen >> 8;
+		reth[15] = dmalen;
+	}
+	if (op->has & ATOMIC) {
+		uint8_t *va = ext;
+
+		/* Not 8-byte aligned in K_ATOMIC; else half of them are. */
+		if (kind == K_ATOMIC)
+			va[7] = (va[7] & ~7) | (1 + below(7));
+		else if (below(2))
+			va[7] &= ~7;
+	}
+	pay = ext + elen;
+	rnd_bytes(pay, paylen + pad);
+	len = 28 + BTH_LEN + elen + paylen + pad + ICRC_LEN;
+
+	if (kind == K_RANDOM) {
+		len = 28 + below(MAX_PKT - 28 + 1);
+		rnd_bytes(bth, len - 28);
+		fix_icrc = false;
+	} else if (kind == K_HEADER) {
+		rnd_bytes(bth, BTH_LEN + elen);
+		fix_icrc = false;
+	} else if (kind == K_TRUNCATED) {
+		cut = 1 + below(len - 28 - 1);
+		len -= cut;
+		fix_icrc = below(2) && len >= 28 + BTH_LEN + ICRC_LEN;
+	}
+	if (len > MAX_PKT)
+		len = MAX_PKT;
+
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tos = below(256);
+	ip->tot_len = htons(len);
+	ip->id = htons(1 + below(65535));
+	ip->frag_off = htons(IP_DF);
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->saddr = src.s_addr;
+	ip->daddr = target.s_addr;
+	uh->source = htons(49152 + below(16384));
+	uh->dest = htons(ROCE_PORT);
+	uh->len = htons(len - 20);
+	if (fix_icrc) {
+		uint32_t c = icrc(pkt, len - ICRC_LEN);
+
+		pkt[len - 4] = c;
+		pkt[len - 3] = c >> 8;
+		pkt[len - 2] = c >> 16;
+		pkt[len - 1] = c >> 24;
+	} else if (kind == K_HEADER) {
+		rnd_bytes(pkt + len - ICRC_LEN, ICRC_LEN);
+	}
+	return len;
+}
+
+static int bad_args(void)
+{
+	fprintf(stderr, "usage: inject -t TARGET [-n COUNT] [-s SEED] [-i IFACE -p PEER] %s\n",
+		"[-m MTU]");
+	return 2;
+}
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long count = 1000000, sent[K_NUM] = { 0 }, failed = 0, i;
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+	const char *iface = NULL;
+	uint64_t seed = 1;
+	uint8_t pkt[MAX_PKT];
+	double t0, t;
+	enum kind k;
+	size_t len;
+	int fd, c, err = 0;
+
+	while ((c = getopt(argc, argv, "t:n:s:i:p:m:")) != -1) {
+		switch (c) {
+		case 't':
+			if (!inet_aton(optarg, &target))
+				return bad_args();
+			break;
+		case 'n':
+			count = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'i':
+			iface = optarg;
+			break;
+		case 'p':
+			if (!inet_aton(optarg, &peer))
+				return bad_args();
+			have_peer = true;
+			break;
+		case 'm':
+			mtu = atoi(optarg);
+			break;
+		default:
+			return bad_args();
+		}
+	}
+	if (!target.s_addr || mtu < 256 || mtu > 4096)
+		return bad_args();
+	crc_init();
+	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	if (fd < 0 || (iface && watch_open(iface))) {
+		perror("inject: socket");
+		return 1;
+	}
+	dst.sin_addr = target;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("# inject: %lu packets at %s, seed %llu, MTU %u\n", count, inet_ntoa(target),
+	       (unsigned long long)seed, mtu);
+	t0 = now();
+	for (i = 0; i < count; i++) {
+		if (!(i & 255))
+			watch(i);
+		k = below(K_NUM);
+		len = build(pkt, k);
+		if (sendto(fd, pkt, len, 0, (struct sockaddr *)&dst, sizeof(dst)) != (ssize_t)len) {
+			/* A full socket buffer is the link's loss; anything else is ours. */
+			if (errno != ENOBUFS && errno != EAGAIN && !err) {
+				err = errno;
+				fprintf(stderr, "inject: sendto %zu bytes: %s\n", len,
+					strerror(err));
+			}
+			failed++;
+			continue;
+		}
+		sent[k]++;
+	}
+	t = now() - t0;
+	t = t > 0 ? t : 1;
+	printf("# inject: %lu sent in %.1f s (%.0f/s), %lu not taken by the stack; %s: %u\n",
+	       count - failed, t, (count - failed) / t, failed, "QPs learnt", nlearnt);
+	for (k = 0; k < K_NUM; k++)
+		printf("#   %-10s %lu\n", kind_names[k], sent[k]);
+	return err ? 1 : 0;
+}
