@@ -115,7 +115,14 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 
 	*off = 0;
 	*len = 0;
-	if (stag_wqe_is_send(op) || stag_wqe_is_write(op)) {
+	if (stag_roce_class(qp) == STAG_OP_UD) {
+		/*
+		 * One packet, whole: its length was held against the MTU
+		 * when it started, and a netdev MTU changed since must not
+		 * cut it into a packet UD has no opcode for.
+		 */
+		*len = wqe->length;
+	} else if (stag_wqe_is_send(op) || stag_wqe_is_write(op)) {
 		u32 idx = (psn - s->first_psn) & STAG_PSN_MASK;
 
 		*off = (u64)idx * mtu;
@@ -674,6 +681,11 @@ static bool unreliable_start(struct stag_qp *qp, struct stag_send *s)
 	struct stag_sq *sq = &qp->sq;
 	u32 n = npkts(s, stag_roce_mtu(qp));
 
+	/* A UD message longer than the MTU now: it shrank since the WQE was taken. */
+	if (stag_roce_class(qp) == STAG_OP_UD && n > 1) {
+		stag_req_done(qp, s, IB_WC_LOC_LEN_ERR);
+		return true;
+	}
 	if (stag_pkt_opcode(stag_roce_class(qp), s->wqe.hdr.opcode, true, n == 1) == 0xff) {
 		stag_req_done(qp, s, IB_WC_LOC_QP_OP_ERR);
 		return true;
