@@ -60,6 +60,7 @@
 #define LEARNT_MAX	64
 #define FAR		0x100000u	/* a PSN this far from the live one is outside any window */
 #define PSN_MASK	0xffffffu
+#define OUR_TTL		37	/* the watch knows our own packets by it (the ICRC masks it) */
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* ---- the seed's generator (xorshift64*) ---- */
@@ -204,7 +205,7 @@ static void watch(unsigned long now)
 		if (n <= 0)
 			break;
 		if (from.sll_protocol != htons(ETH_P_IP) || n < 20 + 8 + BTH_LEN ||
-		    ip->version != 4 || ip->ihl != 5 ||
+		    ip->version != 4 || ip->ihl != 5 || ip->ttl == OUR_TTL ||
 		    ip->protocol != IPPROTO_UDP || ip->daddr != target.s_addr)
 			continue;
 		uh = (const void *)(b + 20);
@@ -382,7 +383,7 @@ static size_t build(uint8_t *pkt, enum kind kind)
 	ip->tot_len = htons(len);
 	ip->id = htons(1 + below(65535));
 	ip->frag_off = htons(IP_DF);
-	ip->ttl = 64;
+	ip->ttl = OUR_TTL;
 	ip->protocol = IPPROTO_UDP;
 	ip->saddr = src.s_addr;
 	ip->daddr = target.s_addr;

@@ -45,6 +45,7 @@ static const struct rdma_stat_desc stag_counter_descs[] = {
 	[STAG_CNT_DROP_BACKLOG].name		= "drop_backlog",
 	[STAG_CNT_DROP_NO_RECV].name		= "drop_no_recv",
 	[STAG_CNT_DROP_DUPLICATE].name		= "drop_duplicate",
+	[STAG_CNT_DROP_STALE].name		= "drop_stale",
 	[STAG_CNT_DROP_TX].name			= "drop_tx",
 	[STAG_CNT_GATE_KEY].name		= "gate_refused_key",
 	[STAG_CNT_GATE_PD].name			= "gate_refused_pd",

@@ -633,38 +633,21 @@ static void uc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 		rr->msn = stag_psn_add(rr->msn, 1);
 }
 
-/*
- * Has this UD packet been taken already? A network may deliver a datagram
- * twice (a flooding switch, a link layer that retries) and UD has no ACKs
- * to tell, but a sender numbers each packet: one whose source, source QP,
- * PSN and ICRC (a digest of all of it) match one of the last few taken is
- * that packet again. The ICRC keeps a sender that never advances its PSN
- * from losing its distinct messages.
- */
-static bool ud_seen(struct stag_qp *qp, const struct sk_buff *skb, const struct stag_pkt *p)
-{
-	struct stag_roce_resp *rr = &qp->rresp;
-	struct stag_ud_seen now = { .sqpn = p->src_qpn, .psn = p->psn };
-	__le32 icrc;
-	u32 i;
-
-	if (skb_copy_bits(skb, skb->len - STAG_ICRC_LEN, &icrc, sizeof(icrc)))
-		return false;
-	now.icrc = le32_to_cpu(icrc);
-	now.addr = ip_hdr(skb)->version == 4 ? (__force u32)ip_hdr(skb)->saddr :
-					       ipv6_addr_hash(&ipv6_hdr(skb)->saddr);
-	for (i = 0; i < STAG_UD_SEEN; i++)
-		if (!memcmp(&rr->seen[i], &now, sizeof(now)))
-			return true;
-	rr->seen[rr->seen_next++ % STAG_UD_SEEN] = now;
-	return false;
-}
-
 static void ud_request(struct stag_qp *qp, const struct sk_buff *skb, const struct stag_pkt *p)
 {
-	if (ud_seen(qp, skb, p)) {
+	u32 addr = ip_hdr(skb)->version == 4 ? (__force u32)ip_hdr(skb)->saddr :
+					       ipv6_addr_hash(&ipv6_hdr(skb)->saddr);
+
+	/* Taken already, or too far behind to tell: dedup.c. */
+	switch (stag_dedup_take(&qp->rresp.dedup, addr, p->src_qpn, p->psn, jiffies)) {
+	case STAG_DEDUP_TWICE:
 		stag_count(dev_of(qp), STAG_CNT_DROP_DUPLICATE);
 		return;
+	case STAG_DEDUP_STALE:
+		stag_count(dev_of(qp), STAG_CNT_DROP_STALE);
+		return;
+	case STAG_DEDUP_TAKE:
+		break;
 	}
 	qp->rresp.have_wqe = false;
 	/* No receive posted, a message too big: dropped, UD has no answers. */
@@ -756,8 +739,7 @@ void stag_roce_resp_reset(struct stag_qp *qp)
 	rr->have_wqe = false;
 	rr->ack = false;
 	rr->reading.active = false;
-	memset(rr->seen, 0, sizeof(rr->seen));
-	rr->seen_next = 0;
+	stag_dedup_reset(&rr->dedup);
 	end_message(qp);
 	stag_rdres_reset(&rr->res);
 }

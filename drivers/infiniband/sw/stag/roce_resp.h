@@ -7,6 +7,7 @@
 
 #include <linux/types.h>
 
+#include "dedup.h"
 #include "rdres.h"
 
 struct stag_qp;
@@ -19,16 +20,6 @@ struct stag_reading {
 	u32 rkey;
 	u64 left;		/* bytes still to send */
 	bool started;		/* its first response is out */
-};
-
-#define STAG_UD_SEEN	16	/* UD packets remembered, to know one delivered twice */
-
-/* A UD packet taken: who sent it, under which PSN, with which ICRC. */
-struct stag_ud_seen {
-	u32 addr;		/* IPv4 source, or a hash of the IPv6 one */
-	u32 sqpn;
-	u32 psn;
-	u32 icrc;
 };
 
 /* The responder's side of a QP on the wire; under resp_mutex. */
@@ -48,8 +39,7 @@ struct stag_roce_resp {
 	u32 ack_psn;
 	struct stag_rdres_table res;	/* RC only */
 	struct stag_reading reading;
-	struct stag_ud_seen seen[STAG_UD_SEEN];	/* UD only: a ring */
-	u8 seen_next;
+	struct stag_dedup dedup;	/* UD only */
 };
 
 int stag_roce_resp_init(struct stag_qp *qp);
