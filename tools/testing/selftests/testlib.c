@@ -204,6 +204,34 @@ long vmpin_kb(void)
 	return status_kb(0, "VmPin");
 }
 
+/*
+ * How many objects of kind @what ("qp", "mr", "cq", "pd", "ctx"...) device
+ * @dev holds, from "rdma resource show": "0: stag0: pd 1 cq 2 qp 1 ...";
+ * -1 when the tool or the device does not say.
+ */
+long res_count(const char *dev, const char *what)
+{
+	char line[512], word[64], *p;
+	long v = -1, n;
+	size_t dlen = strlen(dev);
+	FILE *f;
+	int used;
+
+	f = popen("rdma resource show 2>/dev/null", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		p = strchr(line, ' ');
+		if (!p || strncmp(p + 1, dev, dlen) || p[1 + dlen] != ':')
+			continue;
+		for (p += 2 + dlen; sscanf(p, "%63s %ld%n", word, &n, &used) == 2; p += used)
+			if (!strcmp(word, what))
+				v = n;
+	}
+	pclose(f);
+	return v;
+}
+
 /* Pages pinned kernel-wide (FOLL_PIN) and not released; root only. */
 long pin_balance(void)
 {

@@ -48,6 +48,7 @@ long file_field(const char *path, const char *field);
 long status_kb(pid_t pid, const char *field);
 long vmpin_kb(void);
 long pin_balance(void);
+long res_count(const char *dev, const char *what);
 
 /* ---- device, memory, processes ---- */
 

@@ -39,6 +39,11 @@
  *   STATE q                         OK state
  *   DESTROY q                       OK
  *   COUNTER name                    OK value            (of the port's hw_counters)
+ *   RES                             OK qps cqs mrs pins (the device's objects, from rdma
+ *                                                        resource show; pages FOLL_PINned
+ *                                                        host-wide and not released)
+ *   DIE ms                          OK, and the connection's process is SIGKILLed ms
+ *                                   later: a peer dying mid-transfer, nothing cleaned up
  *   BYE                             OK, and the server exits
  */
 #ifndef STAG_SELFTESTS_WIRE_H
@@ -95,6 +100,7 @@ bool rbuf_put(const struct rbuf *rb, size_t off, const void *data, size_t n);
 bool rbuf_get(const struct rbuf *rb, struct buf *copy);
 void rbuf_expect(const struct rbuf *rb, const void *want, const char *what);
 void rbuf_expect_fill(const struct rbuf *rb, unsigned int seed, const char *what);
+void rbuf_xexpect(const struct rbuf *rb, size_t off, size_t n, uint64_t seed, const char *what);
 
 /* A QP of the server's. */
 struct rqp {
@@ -134,10 +140,11 @@ void expect_fails(struct end *e, uint64_t id, enum ibv_wc_status status, const c
 struct ibv_send_wr wr_remote(uint64_t id, enum ibv_wr_opcode op, struct ibv_sge *s,
 			     uint64_t raddr, uint32_t rkey);
 
-/* ---- the cases (wire_test.c; wire_lossy.c for --lossy) ---- */
+/* ---- the cases (wire_test.c; wire_lossy.c for --lossy, wire_peers.c for --peers) ---- */
 
 void wire_run(const char *name, void (*fn)(const void *), const void *arg, int limit,
 	      int npat, char **pat);
 void lossy_run(int limit, int npat, char **pat);
+void peers_run(int limit, int npat, char **pat);
 
 #endif /* STAG_SELFTESTS_WIRE_H */

@@ -213,6 +213,24 @@ void rbuf_expect_fill(const struct rbuf *rb, unsigned int seed, const char *what
 
 /* ---- the server's QPs ---- */
 
+/* Bytes @off..@off+@n of @rb hold the xfill() stream @seed, its guards intact. */
+void rbuf_xexpect(const struct rbuf *rb, size_t off, size_t n, uint64_t seed, const char *what)
+{
+	unsigned long long bad, first, guards;
+	char ans[WIRE_LINE];
+
+	if (!rpc(ans, sizeof(ans), "XCHECK %d %zu %zu %#llx", rb->id, off, n,
+		 (unsigned long long)seed))
+		return;
+	if (sscanf(ans, "%llu %llu %llu", &bad, &first, &guards) != 3) {
+		t_fail("server: XCHECK: %s", ans);
+		return;
+	}
+	t_check(!bad, "%s: %llu of %zu bytes wrong, the first at offset %llu", what, bad, n,
+		first);
+	t_check(!guards, "%s: %llu guard bytes changed", what, guards);
+}
+
 bool rqp_new(struct rqp *r, enum ibv_qp_type type, bool on_srq)
 {
 	char ans[WIRE_LINE];

@@ -71,25 +71,7 @@ static void report(const char *what, size_t bytes, long ms, const long *before)
 	       ms ? (double)bytes / (1 << 20) * 1000 / ms : 0.0, n ? line : " nothing counted");
 }
 
-/* ---- checks of the server's buffers ---- */
-
-static void rbuf_xexpect(const struct rbuf *rb, size_t off, size_t n, uint64_t seed,
-			 const char *what)
-{
-	unsigned long long bad, first, guards;
-	char ans[WIRE_LINE];
-
-	if (!rpc(ans, sizeof(ans), "XCHECK %d %zu %zu %#llx", rb->id, off, n,
-		 (unsigned long long)seed))
-		return;
-	if (sscanf(ans, "%llu %llu %llu", &bad, &first, &guards) != 3) {
-		t_fail("server: XCHECK: %s", ans);
-		return;
-	}
-	t_check(!bad, "%s: %llu of %zu bytes wrong, the first at offset %llu", what, bad, n,
-		first);
-	t_check(!guards, "%s: %llu guard bytes changed", what, guards);
-}
+/* ---- checks of this side's buffers ---- */
 
 /*
  * What the wrong bytes at @off of @b hold, to tell a misplaced packet from

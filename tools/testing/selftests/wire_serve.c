@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -427,6 +428,55 @@ static void c_counter(const struct req *r)
 		reply(r->tx, "OK %ld", v);
 }
 
+/* The objects the device holds, and the pages pinned host-wide. */
+static void c_res(const struct req *r)
+{
+	reply(r->tx, "OK %ld %ld %ld %ld", res_count(dev_name, "qp"), res_count(dev_name, "cq"),
+	      res_count(dev_name, "mr"), pin_balance());
+}
+
+/* The marker a connection leaves before it has itself killed: wire_serve() expects it. */
+static void die_marker(pid_t pid, char *path, size_t len)
+{
+	snprintf(path, len, "/tmp/wire_serve.die.%d", (int)pid);
+}
+
+static void *killer(void *arg)
+{
+	usleep((unsigned long)arg * 1000);
+	kill(getpid(), SIGKILL);
+	return NULL;
+}
+
+/*
+ * A thread SIGKILLs this connection's process @ms after the reply: a peer
+ * process dying in the middle of a transfer, with no chance to clean up.
+ * (Not a child: it would hold the device's file open past the death.)
+ */
+static void c_die(const struct req *r)
+{
+	unsigned long ms = r->v[1];
+	char path[64];
+	pthread_t t;
+	FILE *f;
+	int ret;
+
+	die_marker(getpid(), path, sizeof(path));
+	f = fopen(path, "w");
+	if (!f) {
+		reply(r->tx, "ERR %s: %s", path, strerror(errno));
+		return;
+	}
+	fclose(f);
+	reply(r->tx, "OK");
+	ret = pthread_create(&t, NULL, killer, (void *)ms);
+	if (ret) {
+		/* The client sees no death and fails its case. */
+		unlink(path);
+		fprintf(stderr, "wire_test: pthread_create: %s\n", strerror(ret));
+	}
+}
+
 static const struct cmd {
 	const char *name;
 	int ntok;	/* with the command */
@@ -450,6 +500,8 @@ static const struct cmd {
 	{ "STATE", 2, c_state },
 	{ "DESTROY", 2, c_destroy },
 	{ "COUNTER", 2, c_counter },
+	{ "RES", 1, c_res },
+	{ "DIE", 2, c_die },
 };
 
 /* Serves one request line; false when the client said BYE. */
@@ -538,6 +590,7 @@ int wire_serve(int port, int gid_arg)
 {
 	int ls = listen_on(port), fd, status, failed = 0, live = 0;
 	struct pollfd p = { .fd = ls, .events = POLLIN };
+	char marker[64];
 	bool bye = false;
 	pid_t pid;
 
@@ -548,6 +601,12 @@ int wire_serve(int port, int gid_arg)
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			live--;
 			bye |= WIFEXITED(status) && WEXITSTATUS(status) == EXIT_BYE;
+			if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+				/* Killed on the client's DIE is no failure. */
+				die_marker(pid, marker, sizeof(marker));
+				failed |= unlink(marker);
+				continue;
+			}
 			failed |= !WIFEXITED(status) ||
 				  (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != EXIT_BYE);
 		}

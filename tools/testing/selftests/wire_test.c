@@ -783,7 +783,8 @@ static void bye(void)
 
 static int bad_args(void)
 {
-	fprintf(stderr, "usage: wire_test -d DEV -g IDX -c ADDR:PORT [-x IDX] [--lossy] [PAT]...\n"
+	fprintf(stderr, "usage: wire_test -d DEV -g IDX -c ADDR:PORT [-x IDX] [--lossy|--peers]"
+			" [PAT]...\n"
 			"       wire_test -d DEV -g IDX --serve PORT\n");
 	return 2;
 }
@@ -791,11 +792,12 @@ static int bad_args(void)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = { { "serve", required_argument, NULL, 's' },
-					       { "lossy", no_argument, NULL, 'L' }, { 0 } };
+					       { "lossy", no_argument, NULL, 'L' },
+					       { "peers", no_argument, NULL, 'P' }, { 0 } };
 	const char *env = getenv("STAG_WIRE_TIMEOUT");
 	int limit = env && atoi(env) > 0 ? atoi(env) : 60, serve = 0, c, npat;
 	static char suite[64];
-	bool lossy = false;
+	bool lossy = false, peers = false;
 	char names[ARRAY_SIZE(ops) * ARRAY_SIZE(sizes)][128], *colon, **pat;
 	struct xfer xfers[ARRAY_SIZE(ops) * ARRAY_SIZE(sizes)];
 	unsigned int i, j, n = 0;
@@ -816,6 +818,9 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			lossy = true;
+			break;
+		case 'P':
+			peers = true;
 			break;
 		case 'c':
 			colon = strrchr(optarg, ':');
@@ -844,6 +849,12 @@ int main(int argc, char **argv)
 		snprintf(suite, sizeof(suite), "lossy %s", getenv("STAG_LOSSY_PROFILE") ?: "");
 		t_suite = suite;
 		lossy_run(limit, npat, pat);
+		bye();
+		return 0;
+	}
+	if (peers) {
+		t_suite = "peers";
+		peers_run(limit, npat, pat);
 		bye();
 		return 0;
 	}

@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Peers that fail, in a two-guest run with stag in this guest (it changes
+# this guest's netdev and unloads its module):
+#
+#  - wire_test --peers (wire_peers.c): the peer's process SIGKILLed in the
+#    middle of a transfer, this netdev down and up, its MTU shrunk under a
+#    live QP;
+#  - rmmod stag here while a transfer runs: it returns at once (contexts
+#    are disassociated), every page the transfer pinned is released before
+#    the process has even exited, and a new device works;
+#  - rmmod stag in the peer while this side transfers: the same there, and
+#    this side's WRITEs end in RETRY_EXC_ERR.
+#
+#   tools/testing/vm/pair -- peers.sh
+. "$(dirname "$0")/lib.sh"
+
+dev=${STAG_TEST_DEV:-stag0}
+port=18793
+limit=600
+tmp=$(mktemp -d /tmp/peers.XXXXXX)
+export STAG_WIRE_TIMEOUT=${STAG_WIRE_TIMEOUT:-120}
+
+if [ -z "${STAG_PEER_IP:-}" ] || [ "${STAG_ROLE:-}" != b ]; then
+	echo "ok - peers: peers that fail # SKIP needs two guests (tools/testing/vm/pair)"
+	exit 0
+fi
+case $dev in
+stag*)	;;
+*)	echo "ok - peers: peers that fail # SKIP $dev is not a stag device"; exit 0 ;;
+esac
+ip=$(dev_ip "$dev")
+gid=$(wait_for 10 roce_v2_index "$dev" "$ip" && roce_v2_index "$dev" "$ip")
+netdev=$(dev_netdev "$dev")
+if [ -z "$ip" ] || [ -z "$gid" ] || [ -z "$netdev" ]; then
+	_t_report "not ok" "a RoCE v2 GID of an IPv4 address on $dev" "address '$ip', GID index '$gid'"
+	exit 0
+fi
+serve_in_peer || { _t_report "not ok" "reach peer.py in the peer guest" ""; exit 0; }
+peer=${STAG_PEER_DEV:-the peer guest}
+mtu0=$(cat "/sys/class/net/$netdev/mtu")
+trap 'ip link set dev "$netdev" up mtu "$mtu0" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# Pages pinned host-wide (FOLL_PIN) and not released.
+pins()
+{
+	echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
+	awk '$1 == "nr_foll_pin_acquired" { a = $2 } $1 == "nr_foll_pin_released" { r = $2 }
+	     END { print a - r }' /proc/vmstat
+}
+peer_pins() { peer_run "$(declare -f pins); pins" "$tmp/pp" && cat "$tmp/pp"; }
+
+# serve PORT: wire_test's server in the peer.
+serve()
+{
+	serve_start "tcp_listening $1" "$T_BIN/wire_test -d @DEV@ -g @GID@ --serve $1" \
+		"$limit" "$tmp/srv" && return 0
+	_t_report "not ok" "wire_test --serve listens on $peer" "$(tail -20 "$tmp/srv")"
+	return 1
+}
+
+# victim PORT: RC WRITEs to the peer until its device is gone (wire_peers.c).
+victim()
+{
+	"$T_BIN/wire_test" --peers -d "$dev" -g "$gid" -c "$STAG_PEER_IP:$1" \
+		"until the peer's device is gone" >"$tmp/victim" 2>&1 &
+	VICTIM=$!
+}
+
+# flowing: the victim's WRITEs are on the wire.
+flowing() { grep -q '^# flowing' "$tmp/victim"; }
+
+# stag_back_here: the device added again, with its RoCE v2 GID.
+stag_back_here()
+{
+	rdma link add "$dev" type stag netdev "$netdev" &&
+		wait_for 10 roce_v2_index "$dev" "$ip"
+}
+
+echo "# $dev at $ip (GID index $gid, netdev $netdev, MTU $mtu0); server: $peer at $STAG_PEER_IP"
+
+# ---- the C cases ----
+if serve "$port"; then
+	"$T_BIN/wire_test" --peers -d "$dev" -g "$gid" -c "$STAG_PEER_IP:$port" | tee "$tmp/cli"
+	crc=${PIPESTATUS[0]}
+	[ "$crc" -eq 0 ] || _t_report "not ok" "wire_test --peers ran to the end" "exit status $crc"
+	serve_report "$crc" "$tmp/srv" "the server on $peer destroyed what each case made"
+fi
+t_eq "the netdev's MTU is back" "$mtu0" "$(cat "/sys/class/net/$netdev/mtu")"
+
+# ---- rmmod here, with a live connection ----
+port=$((port + 1))
+if serve "$port"; then
+	pins0=$(pins)
+	victim "$port"
+	wait_for 60 flowing
+	t_run "the victim's WRITEs are flowing" flowing
+	t_run "rmmod stag here, a transfer in flight: returns within 30 s" timeout 30 rmmod stag
+	t_run "the module is gone" sh -c '! grep -q "^stag " /proc/modules'
+	# The pages of the victim's regions: released at disassociation, while it lives.
+	t_eq "every page the transfer pinned is released (the victim still runs)" \
+		"$pins0" "$(pins)"
+	t_run "the victim still runs" kill -0 "$VICTIM"
+	kill -9 "$VICTIM" 2>/dev/null
+	wait "$VICTIM" 2>/dev/null
+	serve_end 1 "$tmp/srv"
+	t_run "stag0 added again" stag_back_here
+fi
+
+# ---- rmmod in the peer, with a live connection ----
+port=$((port + 1))
+peer_run 'dev_netdev @DEV@' "$tmp/pn"
+pnetdev=$(cat "$tmp/pn")
+ppins0=$(peer_pins)
+if [ -n "$pnetdev" ] && serve "$port"; then
+	victim "$port"
+	wait_for 60 flowing
+	t_run "the victim's WRITEs are flowing" flowing
+	t_run "rmmod stag in the peer, a transfer in flight: returns within 30 s" \
+		peer_run "timeout 30 rmmod stag" "$tmp/rm"
+	t_eq "every page the peer's server pinned is released (the server still runs)" \
+		"$ppins0" "$(peer_pins)"
+	# A peer gone silent: this side's WRITE ends in RETRY_EXC_ERR.
+	wait_for 60 grep -q '^\(not \)\?ok - peers: RC WRITEs until' "$tmp/victim"
+	grep '^# [0-9]* WRITEs done' "$tmp/victim"
+	t_run "this side's WRITE in flight: RETRY_EXC_ERR, the rest flushed" \
+		grep -q "^ok - peers: RC WRITEs until the peer's device is gone" "$tmp/victim"
+	grep -q "^ok - peers: RC WRITEs until" "$tmp/victim" ||
+		sed -n '/^not ok/,+4p' "$tmp/victim" | sed 's/^/# victim: /'
+	kill -9 "$VICTIM" 2>/dev/null
+	wait "$VICTIM" 2>/dev/null
+	serve_end 1 "$tmp/srv"
+	t_run "stag0 added again in the peer" \
+		peer_run "rdma link add @DEV@ type stag netdev $pnetdev" "$tmp/add"
+fi
