@@ -29,17 +29,7 @@ seed=${STAG_FORGED_SEED:-$(( $(date +%s) % 100000 ))}
 tmp=$(mktemp -d /tmp/forged.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-if [ -z "${STAG_PEER_IP:-}" ] || [ "${STAG_ROLE:-}" != b ]; then
-	echo "ok - forged: forged packets from the peer guest # SKIP needs two guests (tools/testing/vm/pair)"
-	exit 0
-fi
-ip=$(dev_ip "$dev")
-gid=$(wait_for 10 roce_v2_index "$dev" "$ip" && roce_v2_index "$dev" "$ip")
-if [ -z "$ip" ] || [ -z "$gid" ]; then
-	_t_report "not ok" "a RoCE v2 GID of an IPv4 address on $dev" "address '$ip', GID index '$gid'"
-	exit 0
-fi
-serve_in_peer || { _t_report "not ok" "reach peer.py in the peer guest" ""; exit 0; }
+pair_setup "forged packets from the peer guest" || exit 0
 
 # Where a packet for the device ends: taken, or dropped under a reason.
 # (Reasons the responder counts later, such as drop_psn, come after

@@ -199,6 +199,28 @@ peer_run()
 	return "${rc:-255}"
 }
 
+# pair_setup WHAT: for a suite of guest b in a two-guest run (vm/pair): sets
+# ip, gid and netdev of $dev, and peer, and has serve_start use the peer
+# guest. Else it reports WHAT skipped, or what is missing, and fails: the
+# suite then exits.
+pair_setup()
+{
+	if [ -z "${STAG_PEER_IP:-}" ] || [ "${STAG_ROLE:-}" != b ]; then
+		echo "ok - $T_SUITE: $1 # SKIP needs two guests (tools/testing/vm/pair)"
+		return 1
+	fi
+	ip=$(dev_ip "$dev")
+	gid=$(wait_for 10 roce_v2_index "$dev" "$ip" && roce_v2_index "$dev" "$ip")
+	netdev=$(dev_netdev "$dev")
+	if [ -z "$ip" ] || [ -z "$gid" ] || [ -z "$netdev" ]; then
+		_t_report "not ok" "a RoCE v2 GID of an IPv4 address on $dev" \
+			"address '$ip', GID index '$gid', netdev '$netdev'"
+		return 1
+	fi
+	serve_in_peer || { _t_report "not ok" "reach peer.py in the peer guest" ""; return 1; }
+	peer=${STAG_PEER_DEV:-the peer guest}
+}
+
 # ---- a case's server: in this guest, or in the peer guest ----
 
 SERVE_PEER=0

@@ -42,19 +42,7 @@ netem_profile()
 }
 profiles=${STAG_LOSSY_PROFILES:-loss1 loss5 reorder dup corrupt all}
 
-if [ -z "${STAG_PEER_IP:-}" ] || [ "${STAG_ROLE:-}" != b ]; then
-	echo "ok - lossy: a faulty link # SKIP needs two guests (tools/testing/vm/pair)"
-	exit 0
-fi
-ip=$(dev_ip "$dev")
-gid=$(wait_for 10 roce_v2_index "$dev" "$ip" && roce_v2_index "$dev" "$ip")
-netdev=$(dev_netdev "$dev")
-if [ -z "$ip" ] || [ -z "$gid" ] || [ -z "$netdev" ]; then
-	_t_report "not ok" "a RoCE v2 GID of an IPv4 address on $dev" "address '$ip', GID index '$gid'"
-	exit 0
-fi
-serve_in_peer || { _t_report "not ok" "reach peer.py in the peer guest" ""; exit 0; }
-peer=${STAG_PEER_DEV:-the peer guest}
+pair_setup "a faulty link" || exit 0
 
 # netem_set SPEC: both egresses suffer SPEC ("" lifts it).
 netem_set()

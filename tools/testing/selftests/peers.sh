@@ -22,23 +22,11 @@ limit=600
 tmp=$(mktemp -d /tmp/peers.XXXXXX)
 export STAG_WIRE_TIMEOUT=${STAG_WIRE_TIMEOUT:-120}
 
-if [ -z "${STAG_PEER_IP:-}" ] || [ "${STAG_ROLE:-}" != b ]; then
-	echo "ok - peers: peers that fail # SKIP needs two guests (tools/testing/vm/pair)"
-	exit 0
-fi
 case $dev in
 stag*)	;;
 *)	echo "ok - peers: peers that fail # SKIP $dev is not a stag device"; exit 0 ;;
 esac
-ip=$(dev_ip "$dev")
-gid=$(wait_for 10 roce_v2_index "$dev" "$ip" && roce_v2_index "$dev" "$ip")
-netdev=$(dev_netdev "$dev")
-if [ -z "$ip" ] || [ -z "$gid" ] || [ -z "$netdev" ]; then
-	_t_report "not ok" "a RoCE v2 GID of an IPv4 address on $dev" "address '$ip', GID index '$gid'"
-	exit 0
-fi
-serve_in_peer || { _t_report "not ok" "reach peer.py in the peer guest" ""; exit 0; }
-peer=${STAG_PEER_DEV:-the peer guest}
+pair_setup "peers that fail" || exit 0
 mtu0=$(cat "/sys/class/net/$netdev/mtu")
 trap 'ip link set dev "$netdev" up mtu "$mtu0" 2>/dev/null; rm -rf "$tmp"' EXIT
 
