@@ -7,9 +7,10 @@
 #  - wire_test --peers (wire_peers.c): the peer's process SIGKILLed in the
 #    middle of a transfer, this netdev down and up, its MTU shrunk under a
 #    live QP;
-#  - rmmod stag here while a transfer runs: it returns at once (contexts
-#    are disassociated), every page the transfer pinned is released before
-#    the process has even exited, and a new device works;
+#  - rmmod stag here while a transfer runs, its process stopped: rmmod
+#    returns at once (contexts are disassociated), every page the transfer
+#    pinned is released while the process still lives, and a new device
+#    works;
 #  - rmmod stag in the peer while this side transfers: the same there, and
 #    this side's WRITEs end in RETRY_EXC_ERR.
 #
@@ -84,12 +85,14 @@ if serve "$port"; then
 	victim "$port"
 	wait_for 60 flowing
 	t_run "the victim's WRITEs are flowing" flowing
+	# Stopped, it cannot exit and so release its pages itself: the
+	# disassociation must. Its WRITEs in flight go on in the kernel.
+	kill -STOP "$VICTIM"
 	t_run "rmmod stag here, a transfer in flight: returns within 30 s" timeout 30 rmmod stag
 	t_run "the module is gone" sh -c '! grep -q "^stag " /proc/modules'
-	# The pages of the victim's regions: released at disassociation, while it lives.
-	t_eq "every page the transfer pinned is released (the victim still runs)" \
+	t_eq "every page the transfer pinned is released (the victim stopped, alive)" \
 		"$pins0" "$(pins)"
-	t_run "the victim still runs" kill -0 "$VICTIM"
+	t_run "the victim is still alive" kill -0 "$VICTIM"
 	kill -9 "$VICTIM" 2>/dev/null
 	wait "$VICTIM" 2>/dev/null
 	serve_end 1 "$tmp/srv"
@@ -105,10 +108,13 @@ if [ -n "$pnetdev" ] && serve "$port"; then
 	victim "$port"
 	wait_for 60 flowing
 	t_run "the victim's WRITEs are flowing" flowing
+	# The server stopped, as the victim above ("[w]": not this shell).
+	peer_run 'pkill -STOP -f "[w]ire_test.*--serve"' "$tmp/stop"
 	t_run "rmmod stag in the peer, a transfer in flight: returns within 30 s" \
 		peer_run "timeout 30 rmmod stag" "$tmp/rm"
-	t_eq "every page the peer's server pinned is released (the server still runs)" \
+	t_eq "every page the peer's server pinned is released (the server stopped, alive)" \
 		"$ppins0" "$(peer_pins)"
+	peer_run 'pkill -CONT -f "[w]ire_test.*--serve"' "$tmp/stop"
 	# A peer gone silent: this side's WRITE ends in RETRY_EXC_ERR.
 	wait_for 60 grep -q '^\(not \)\?ok - peers: RC WRITEs until' "$tmp/victim"
 	grep '^# [0-9]* WRITEs done' "$tmp/victim"
