@@ -6,7 +6,8 @@
 #
 #  - wire_test --peers (wire_peers.c): the peer's process SIGKILLed in the
 #    middle of a transfer, this netdev down and up, its MTU shrunk under a
-#    live QP;
+#    live QP; then, in a memory cgroup of 64 MiB, 64 MiB of WRITEs posted
+#    while the peer's ACKs are blackholed;
 #  - rmmod stag here while a transfer runs, its process stopped: rmmod
 #    returns at once (contexts are disassociated), every page the transfer
 #    pinned is released while the process still lives, and a new device
@@ -29,7 +30,8 @@ stag*)	;;
 esac
 pair_setup "peers that fail" || exit 0
 mtu0=$(cat "/sys/class/net/$netdev/mtu")
-trap 'ip link set dev "$netdev" up mtu "$mtu0" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'ip link set dev "$netdev" up mtu "$mtu0" 2>/dev/null; umount "$tmp/cgroup2" 2>/dev/null
+      rm -rf "$tmp"' EXIT
 
 # Pages pinned host-wide (FOLL_PIN) and not released.
 pins()
@@ -77,6 +79,39 @@ if serve "$port"; then
 	serve_report "$crc" "$tmp/srv" "the server on $peer destroyed what each case made"
 fi
 t_eq "the netdev's MTU is back" "$mtu0" "$(cat "/sys/class/net/$netdev/mtu")"
+
+# ---- the peer's ACKs blackholed, the client in a memory cgroup ----
+# memcg_new NAME MAX: a cgroup v2 group with memory.max MAX; its path.
+memcg_new()
+{
+	local root=/sys/fs/cgroup
+
+	if [ ! -f "$root/cgroup.controllers" ]; then
+		root=$tmp/cgroup2
+		mkdir -p "$root"
+		mountpoint -q "$root" || mount -t cgroup2 none "$root" || return 1
+	fi
+	grep -qw memory "$root/cgroup.controllers" || return 1
+	echo +memory >"$root/cgroup.subtree_control" 2>/dev/null
+	mkdir -p "$root/$1" && echo "$2" >"$root/$1/memory.max" && echo "$root/$1"
+}
+port=$((port + 1))
+if ! cg=$(memcg_new stag-peers 64M); then
+	echo "ok - peers: ACKs blackholed in a memory cgroup # SKIP no cgroup v2 memory controller"
+elif serve "$port"; then
+	# shellcheck disable=SC2016 # $$ is the inner shell's
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+		"$T_BIN/wire_test" --peers -d "$dev" -g "$gid" -c "$STAG_PEER_IP:$port" \
+		"ACKs blackholed" | tee "$tmp/cli"
+	crc=${PIPESTATUS[0]}
+	[ "$crc" -eq 0 ] || _t_report "not ok" "wire_test --peers in the cgroup ran to the end" \
+		"exit status $crc"
+	serve_report "$crc" "$tmp/srv" "the server on $peer destroyed what the case made"
+	echo "# memory cgroup: max 64M, peak $(cat "$cg/memory.peak" 2>/dev/null || echo ?)"
+	t_eq "the cgroup's process was never OOM-killed" 0 \
+		"$(awk '$1 == "oom_kill" { print $2 }' "$cg/memory.events")"
+	rmdir "$cg"
+fi
 
 # ---- rmmod here, with a live connection ----
 port=$((port + 1))

@@ -14,9 +14,14 @@
  *  - the netdev's MTU shrunk below a live RC QP's path MTU: its packets no
  *    longer fit (the stack refuses them, DF set: drop_tx) and the QP ends
  *    in RETRY_EXC_ERR, as a hardware NIC's would; a QP made afterwards, at
- *    the MTU the port now has, works.
+ *    the MTU the port now has, works;
+ *  - the peer's ACKs blackholed while 64 MiB of WRITEs wait: the SQ pushes
+ *    back (ENOMEM), the requester holds its window and no more, and the
+ *    kernel's memory stays bounded (peers.sh runs this one in a memory
+ *    cgroup).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,6 +401,94 @@ static void mtu_shrink(const void *arg)
 	rbuf_xexpect(&rb, 0, rb.len, SEED_PEERS + 2, "server's buffer");
 }
 
+/* ---- the peer's ACKs blackholed: the window holds, the SQ pushes back ---- */
+
+#define HOLE_TIMEOUT	18	/* 1.07 s: 8 of them outlast the hole */
+#define HOLE_RETRY	7
+#define HOLE_MS		4000
+#define HOLE_CHUNK	(1024 * 1024)
+#define HOLE_GROWTH_KB	(16 << 10)	/* 64 MiB posted: far less may be held */
+
+static long meminfo_kb(const char *field)
+{
+	return file_field("/proc/meminfo", field);
+}
+
+/*
+ * Every RoCE packet the client would receive is dropped at its netdev's
+ * ingress (tc), so its WRITEs are never acknowledged. Posting goes on until
+ * the SQ is full: ibv_post_send says ENOMEM, the application's back-pressure.
+ * For HOLE_MS the requester retransmits, but holds at most its window of
+ * packets: the kernel's memory grows by far less than the 64 MiB posted,
+ * and the packets sent stay within a few windows. When ACKs flow again,
+ * every WRITE completes and every byte is in place.
+ */
+static void acks_blackholed(const void *arg)
+{
+	long avail0, slab0, sent0, grew, slab, sent;
+	struct buf *lb = buf_new(HOLE_CHUNK, LW);
+	struct ibv_send_wr wr, *badwr;
+	unsigned int posted = 0, i;
+	struct conn mine, theirs;
+	struct ibv_wc wc;
+	struct ibv_sge s;
+	struct rbuf rb;
+	struct end *e;
+	struct rqp r;
+	char ndev[64];
+	long mtu0;
+	int ret;
+
+	(void)arg;
+	if (!lb || !netdev_of(ndev, sizeof(ndev), &mtu0) ||
+	    !rbuf_new(&rb, HOLE_CHUNK, LW | RW, BLANK) ||
+	    !wire_new(IBV_QPT_RC, false, &e, &r, &mine, &theirs))
+		return;
+	mine.timeout = HOLE_TIMEOUT;
+	mine.retry_cnt = HOLE_RETRY;
+	if (!wire_connect(e, &r, &mine, &theirs))
+		return;
+	xfill(lb->data, 0, lb->len, SEED_PEERS + 4);
+	s = sge_of(lb, 0, HOLE_CHUNK);
+	if (!sh("tc qdisc add dev %s clsact && tc filter add dev %s ingress protocol ip u32 "
+		"match ip protocol 17 0xff match ip dport 4791 0xffff action drop", ndev, ndev))
+		goto out;
+	avail0 = meminfo_kb("MemAvailable");
+	slab0 = meminfo_kb("Slab");
+	sent0 = hw_counter("sent_pkts");
+	do {
+		wr = wr_remote(posted, IBV_WR_RDMA_WRITE, &s, rb.addr, rb.rkey);
+		ret = ibv_post_send(e->qp, &wr, &badwr);
+		posted += !ret;
+	} while (!ret && posted < 100000);
+	t_check(ret == ENOMEM, "ibv_post_send with the SQ full: %s, expected ENOMEM",
+		strerror(ret));
+	usleep(HOLE_MS * 1000);
+	grew = avail0 - meminfo_kb("MemAvailable");
+	slab = meminfo_kb("Slab") - slab0;
+	sent = hw_counter("sent_pkts") - sent0;
+	printf("# %u WRITEs of 1 MiB posted (%u MiB); in %d ms without ACKs: %ld packets sent, "
+	       "MemAvailable -%ld kB, Slab %+ld kB\n", posted, posted, HOLE_MS, sent, grew, slab);
+	t_check(grew < HOLE_GROWTH_KB, "MemAvailable fell by %ld kB with ACKs blackholed", grew);
+	t_check(slab < HOLE_GROWTH_KB, "Slab grew by %ld kB with ACKs blackholed", slab);
+	/* A window per retransmission round, and a few rounds. */
+	t_check(sent < 8 * 128 * 2, "%ld packets sent in %d ms without an ACK", sent, HOLE_MS);
+	t_check(!poll_n(e->scq, &wc, 1, 0), "a WRITE completed (%s) with no ACK",
+		ibv_wc_status_str(wc.status));
+out:
+	sh("tc qdisc del dev %s clsact", ndev);
+	for (i = 0; i < posted; i++) {
+		if (poll_n(e->scq, &wc, 1, 30000) != 1) {
+			t_fail("WRITE %u of %u: no completion once the ACKs came back", i, posted);
+			return;
+		}
+		if (!expect_wc_is(&wc, i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, "once ACKs flow"))
+			return;
+	}
+	rbuf_xexpect(&rb, 0, rb.len, SEED_PEERS + 4, "server's buffer");
+	expect_state(e->qp, IBV_QPS_RTS, "the client's QP");
+}
+
 /* ---- a victim for peers.sh: WRITEs until the peer's device is gone ---- */
 
 #define VICTIM_MS	120000
@@ -445,8 +538,15 @@ void peers_run(int limit, int npat, char **pat)
 	wire_run("RC WRITEs while the client's netdev MTU shrinks below the path MTU: "
 		 "RETRY_EXC_ERR after the retry budget, drop_tx; a new pair works once it is back",
 		 mtu_shrink, NULL, limit, npat, pat);
-	/* Only when asked for by name: it waits for someone to unload a module. */
-	if (npat)
-		wire_run("RC WRITEs until the peer's device is gone: RETRY_EXC_ERR, the rest "
-			 "flushed", until_gone, NULL, limit, npat, pat);
+	/*
+	 * Only when asked for by name: peers.sh runs the first in a memory
+	 * cgroup; the second waits for someone to unload a module.
+	 */
+	if (!npat)
+		return;
+	wire_run("RC WRITEs with the peer's ACKs blackholed 4 s: ENOMEM once the SQ is full, "
+		 "at most a few windows sent, kernel memory bounded, all complete afterwards",
+		 acks_blackholed, NULL, limit, npat, pat);
+	wire_run("RC WRITEs until the peer's device is gone: RETRY_EXC_ERR, the rest flushed",
+		 until_gone, NULL, limit, npat, pat);
 }
