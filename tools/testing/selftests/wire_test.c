@@ -656,7 +656,7 @@ static void not_the_peer(const void *arg)
 	struct buf *lb = buf_new(64, LW), *lx = buf_new(64, LW);
 	struct conn mine, theirs, cx;
 	struct ibv_send_wr wr;
-	struct counter refused;
+	struct counter refused, stale = { .before = -1 };
 	struct ibv_sge s;
 	struct ibv_wc wc;
 	struct end *e, *x;
@@ -686,6 +686,9 @@ static void not_the_peer(const void *arg)
 		refused = counter_start(true, "drop_not_peer", NULL);
 	else
 		refused = counter_start(true, "nak_sent_psn_seq", "out_of_seq_request");
+	/* ...and the server's NAK of that gap, at its peer: dropped, counted. */
+	if (!other_addr && !loop)
+		stale = counter_start(false, "drop_psn", NULL);
 	fill(lx->data, 64, SEED_C + 1);
 	s = sge_of(lx, 0, 64);
 	wr = wr_send(1, &s, 1);
@@ -702,6 +705,7 @@ static void not_the_peer(const void *arg)
 	 * nothing it names: it must ignore it, and its next SEND must land.
 	 */
 	expect_none(e->scq, 0, "peer's send CQ after the stranger");
+	expect_counted(&stale, "the NAK naming nothing the peer sent");
 
 	fill(lb->data, 64, SEED_C);
 	s = sge_of(lb, 0, 64);

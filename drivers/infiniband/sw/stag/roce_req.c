@@ -636,16 +636,20 @@ static void rc_receive(struct stag_qp *qp)
 		return;
 	}
 	while ((skb = skb_dequeue(&qp->roce.rx_resp))) {
-		/* Checked on the way in; ignored when it answers nothing sent. */
-		if (!stag_pkt_parse(skb->data, skb->len, &p) &&
-		    stag_psn_cmp(p.psn, sq->hi_psn) < 0 && stag_psn_cmp(p.psn, sq->una) >= 0) {
-			if (p.flags & STAG_PKT_ACK)
-				on_ack(qp, &p);
-			else if (p.flags & STAG_PKT_READ_RESP)
-				on_read_response(qp, skb, &p);
-			else if (p.flags & STAG_PKT_ATOMIC_ACK)
-				on_atomic_ack(qp, &p);
-		}
+		/*
+		 * Checked on the way in. One that answers nothing outstanding
+		 * (an ACK again, a NAK of a stranger's gap) is dropped, counted.
+		 */
+		if (stag_pkt_parse(skb->data, skb->len, &p))
+			stag_count(dev_of(qp), STAG_CNT_DROP_MALFORMED);
+		else if (stag_psn_cmp(p.psn, sq->hi_psn) >= 0 || stag_psn_cmp(p.psn, sq->una) < 0)
+			stag_count(dev_of(qp), STAG_CNT_DROP_PSN);
+		else if (p.flags & STAG_PKT_ACK)
+			on_ack(qp, &p);
+		else if (p.flags & STAG_PKT_READ_RESP)
+			on_read_response(qp, skb, &p);
+		else if (p.flags & STAG_PKT_ATOMIC_ACK)
+			on_atomic_ack(qp, &p);
 		kfree_skb(skb);
 	}
 }

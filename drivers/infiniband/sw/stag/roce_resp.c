@@ -47,25 +47,35 @@ static struct stag_dev *dev_of(struct stag_qp *qp)
 
 /* ---- what the responder sends ---- */
 
-/* An ACK, an RNR NAK or a NAK: @syndrome for @psn, with the MSN. */
-static void send_ack(struct stag_qp *qp, u8 syndrome, u32 psn)
+/*
+ * What carries an AETH back: an ACK, an RNR NAK or a NAK (@opcode ACK), or
+ * an atomic's ACK with the value it found, @orig. @syndrome for @psn, with
+ * the MSN.
+ */
+static void send_aeth(struct stag_qp *qp, u8 opcode, u8 syndrome, u32 psn, u64 orig)
 {
 	struct stag_pkt p = {
-		.opcode = STAG_OP_ACK,
+		.opcode = opcode,
 		.psn = psn,
 		.pkey = STAG_PKEY_DEFAULT,
 		.qpn = READ_ONCE(qp->attr.dest_qp_num),
 		.syndrome = syndrome,
 		.msn = qp->rresp.msn,
+		.orig = orig,
 	};
 	struct sk_buff *skb;
 
-	skb = stag_roce_alloc(qp, stag_pkt_ops[STAG_OP_ACK].hlen + STAG_ICRC_LEN);
-	/* An ACK lost: the requester's timer sends the request again. */
+	skb = stag_roce_alloc(qp, stag_pkt_ops[opcode].hlen + STAG_ICRC_LEN);
+	/* Lost: the requester's timer sends the request again. */
 	if (!skb)
 		return;
 	stag_pkt_build(skb->data, &p);
 	stag_roce_xmit(qp, &qp->roce.path, skb);
+}
+
+static void send_ack(struct stag_qp *qp, u8 syndrome, u32 psn)
+{
+	send_aeth(qp, STAG_OP_ACK, syndrome, psn, 0);
 }
 
 /* The ACK owed, before anything else goes out. */
@@ -368,23 +378,8 @@ static enum stag_resp_result recv_read(struct stag_qp *qp, const struct stag_pkt
 
 static void send_atomic_ack(struct stag_qp *qp, u32 psn, u64 orig)
 {
-	struct stag_pkt p = {
-		.opcode = STAG_OP_ATOMIC_ACK,
-		.psn = psn,
-		.pkey = STAG_PKEY_DEFAULT,
-		.qpn = READ_ONCE(qp->attr.dest_qp_num),
-		.syndrome = STAG_AETH_ACK | STAG_AETH_CREDITS_NONE,
-		.msn = qp->rresp.msn,
-		.orig = orig,
-	};
-	struct sk_buff *skb;
-
 	flush_ack(qp);
-	skb = stag_roce_alloc(qp, stag_pkt_ops[STAG_OP_ATOMIC_ACK].hlen + STAG_ICRC_LEN);
-	if (!skb)
-		return;
-	stag_pkt_build(skb->data, &p);
-	stag_roce_xmit(qp, &qp->roce.path, skb);
+	send_aeth(qp, STAG_OP_ATOMIC_ACK, STAG_AETH_ACK | STAG_AETH_CREDITS_NONE, psn, orig);
 }
 
 /* An atomic: executed once, its result kept for a duplicate. */
