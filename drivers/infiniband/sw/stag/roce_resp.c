@@ -480,12 +480,37 @@ static bool reply_one(struct stag_qp *qp)
 	return true;
 }
 
+/*
+ * A read asked again waits at the head of the queue: the requester lost a
+ * response and ignores every one until the one it lost comes. The read in
+ * progress yields to it (duplicate() restarts the answer where asked).
+ */
+static bool reread_waiting(struct stag_qp *qp)
+{
+	struct sk_buff_head *q = &qp->roce.rx_req;
+	struct stag_pkt p;
+	struct sk_buff *skb;
+	bool yes = false;
+
+	if (skb_queue_empty_lockless(q))
+		return false;
+	spin_lock_bh(&q->lock);
+	skb = skb_peek(q);
+	if (skb && !stag_pkt_parse(skb->data, skb->len, &p))
+		yes = p.flags & STAG_PKT_READ && stag_psn_cmp(p.psn, qp->rresp.epsn) < 0;
+	spin_unlock_bh(&q->lock);
+	return yes;
+}
+
 /* Answers the read in progress as far as the QP may send; false: not through. */
 static bool continue_reply(struct stag_qp *qp)
 {
-	while (qp->rresp.reading.active)
+	while (qp->rresp.reading.active) {
+		if (reread_waiting(qp))
+			return true;
 		if (!reply_one(qp))
 			return false;
+	}
 	return true;
 }
 
