@@ -53,6 +53,30 @@ t_eq()
 	fi
 }
 
+# memcg_new NAME MAX MNT: a cgroup v2 group with memory.max MAX, made under
+# /sys/fs/cgroup, or under a cgroup2 mount at MNT (the caller unmounts it)
+# when the guest has none; its path. Fails without a memory controller.
+memcg_new()
+{
+	local root=/sys/fs/cgroup
+
+	if [ ! -f "$root/cgroup.controllers" ]; then
+		root=$3
+		mkdir -p "$root"
+		mountpoint -q "$root" || mount -t cgroup2 none "$root" || return 1
+	fi
+	grep -qw memory "$root/cgroup.controllers" || return 1
+	echo +memory >"$root/cgroup.subtree_control" 2>/dev/null
+	mkdir -p "$root/$1" && echo "$2" >"$root/$1/memory.max" && echo "$root/$1"
+}
+
+# in_cgroup CG CMD...: CMD run as a member of the cgroup at path CG.
+in_cgroup()
+{
+	# shellcheck disable=SC2016 # $$ is the inner shell's
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$@"
+}
+
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
 wait_for()
 {

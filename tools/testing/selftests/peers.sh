@@ -81,27 +81,11 @@ fi
 t_eq "the netdev's MTU is back" "$mtu0" "$(cat "/sys/class/net/$netdev/mtu")"
 
 # ---- the peer's ACKs blackholed, the client in a memory cgroup ----
-# memcg_new NAME MAX: a cgroup v2 group with memory.max MAX; its path.
-memcg_new()
-{
-	local root=/sys/fs/cgroup
-
-	if [ ! -f "$root/cgroup.controllers" ]; then
-		root=$tmp/cgroup2
-		mkdir -p "$root"
-		mountpoint -q "$root" || mount -t cgroup2 none "$root" || return 1
-	fi
-	grep -qw memory "$root/cgroup.controllers" || return 1
-	echo +memory >"$root/cgroup.subtree_control" 2>/dev/null
-	mkdir -p "$root/$1" && echo "$2" >"$root/$1/memory.max" && echo "$root/$1"
-}
 port=$((port + 1))
-if ! cg=$(memcg_new stag-peers 64M); then
+if ! cg=$(memcg_new stag-peers 64M "$tmp/cgroup2"); then
 	echo "ok - peers: ACKs blackholed in a memory cgroup # SKIP no cgroup v2 memory controller"
 elif serve "$port"; then
-	# shellcheck disable=SC2016 # $$ is the inner shell's
-	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
-		"$T_BIN/wire_test" --peers -d "$dev" -g "$gid" -c "$STAG_PEER_IP:$port" \
+	in_cgroup "$cg" "$T_BIN/wire_test" --peers -d "$dev" -g "$gid" -c "$STAG_PEER_IP:$port" \
 		"ACKs blackholed" | tee "$tmp/cli"
 	crc=${PIPESTATUS[0]}
 	[ "$crc" -eq 0 ] || _t_report "not ok" "wire_test --peers in the cgroup ran to the end" \

@@ -41,8 +41,8 @@ int stag_ah_av_from_attr(const struct rdma_ah_attr *attr, struct stag_av *av)
  * @init: its attributes; RDMA_CREATE_AH_SLEEPABLE in flags when it may sleep
  * @udata: the user's command, or NULL
  *
- * Return: 0; -EINVAL for an address without a GRH or for driver data in
- * the command; -ENOMEM when the table is full.
+ * Return: 0; -EINVAL for an address without a GRH, for driver data in
+ * the command, or when the device has max_ah AHs already; -ENOMEM.
  */
 int stag_ah_create(struct ib_ah *ibah, struct rdma_ah_init_attr *init, struct ib_udata *udata)
 {
@@ -57,28 +57,40 @@ int stag_ah_create(struct ib_ah *ibah, struct rdma_ah_init_attr *init, struct ib
 	ret = stag_ah_av_from_attr(init->ah_attr, &ah->av);
 	if (ret)
 		return ret;
+	ret = stag_res_charge(&sdev->res, STAG_RES_AH);
+	if (ret)
+		return ret;
+	/* Within the limit, so that the numbers cannot run out. */
 	ret = xa_alloc_cyclic_irq(&sdev->ahs, &ah->ah_num, ah, XA_LIMIT(1, STAG_MAX_AH),
 				  &sdev->ah_next, gfp);
 	if (ret < 0)
-		return ret == -EBUSY ? -ENOMEM : ret;
+		goto err_uncharge;
 	if (!udata)
 		return 0;
 
 	resp.ah_num = ah->ah_num;
 	ret = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	if (ret)
-		xa_erase_irq(&sdev->ahs, ah->ah_num);
+		goto err_erase;
+	return 0;
+
+err_erase:
+	xa_erase_irq(&sdev->ahs, ah->ah_num);
+err_uncharge:
+	stag_res_uncharge(&sdev->res, STAG_RES_AH);
 	return ret;
 }
 
 int stag_ah_destroy(struct ib_ah *ibah, u32 flags)
 {
+	struct stag_dev *sdev = to_stag_dev(ibah->device);
 	struct stag_ah *ah = to_stag_ah(ibah);
 	unsigned long irqflags;
 
-	xa_lock_irqsave(&to_stag_dev(ibah->device)->ahs, irqflags);
-	__xa_erase(&to_stag_dev(ibah->device)->ahs, ah->ah_num);
-	xa_unlock_irqrestore(&to_stag_dev(ibah->device)->ahs, irqflags);
+	xa_lock_irqsave(&sdev->ahs, irqflags);
+	__xa_erase(&sdev->ahs, ah->ah_num);
+	xa_unlock_irqrestore(&sdev->ahs, irqflags);
+	stag_res_uncharge(&sdev->res, STAG_RES_AH);
 	return 0;
 }
 

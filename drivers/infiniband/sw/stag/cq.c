@@ -20,13 +20,15 @@
  * @attr: cqe is the number of completions it must hold
  * @attrs: the user's command, or NULL for a kernel CQ
  *
- * Return: 0; -EINVAL for 0 or more than STAG_MAX_CQE entries or a bad
- * completion vector; -EOPNOTSUPP for creation flags; -ENOMEM.
+ * Return: 0; -EINVAL for 0 or more than STAG_MAX_CQE entries, a bad
+ * completion vector, or when the device has max_cq CQs already;
+ * -EOPNOTSUPP for creation flags; -ENOMEM.
  */
 int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct uverbs_attr_bundle *attrs)
 {
 	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct stag_dev *sdev = to_stag_dev(ibcq->device);
 	struct stag_cq *cq = to_stag_cq(ibcq);
 	struct stag_create_cq_resp resp = {};
 	u32 slots;
@@ -39,6 +41,9 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (udata && udata->inlen)
 		return -EINVAL;
+	ret = stag_res_charge(&sdev->res, STAG_RES_CQ);
+	if (ret)
+		return ret;
 
 	spin_lock_init(&cq->lock);
 	cq->user = udata;
@@ -47,7 +52,7 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	ret = stag_queue_init(&cq->queue, slots,
 			      cq->user ? sizeof(struct stag_cqe) : sizeof(struct ib_wc));
 	if (ret)
-		return ret;
+		goto err_uncharge;
 	ibcq->cqe = slots - 1;
 	if (!cq->user)
 		return 0;
@@ -64,6 +69,8 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 err_uninit_queue:
 	stag_queue_uninit(&cq->queue);
+err_uncharge:
+	stag_res_uncharge(&sdev->res, STAG_RES_CQ);
 	return ret;
 }
 
@@ -144,6 +151,7 @@ err_uninit_queue:
 int stag_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	stag_queue_uninit(&to_stag_cq(ibcq)->queue);
+	stag_res_uncharge(&to_stag_dev(ibcq->device)->res, STAG_RES_CQ);
 	return 0;
 }
 

@@ -135,24 +135,24 @@ static void init_attr(struct stag_dev *sdev)
 	 */
 	attr->vendor_id = 0xffffff;
 	attr->sys_image_guid = sdev->ibdev.node_guid;
-	attr->max_pd = STAG_MAX_PD;
-	attr->max_mr = STAG_MAX_MR;
-	attr->max_qp = STAG_MAX_QP;
+	attr->max_pd = sdev->res.max[STAG_RES_PD];
+	attr->max_mr = sdev->res.max[STAG_RES_MR];
+	attr->max_qp = sdev->res.max[STAG_RES_QP];
 	attr->max_qp_wr = STAG_MAX_QP_WR;
 	attr->max_send_sge = STAG_MAX_SGE;
 	attr->max_recv_sge = STAG_MAX_SGE;
 	attr->max_sge_rd = STAG_MAX_SGE;
-	attr->max_cq = STAG_MAX_CQ;
+	attr->max_cq = sdev->res.max[STAG_RES_CQ];
 	attr->max_cqe = STAG_MAX_CQE;
 	attr->max_qp_rd_atom = STAG_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = STAG_MAX_RD_ATOMIC;
-	attr->max_res_rd_atom = STAG_MAX_RD_ATOMIC * STAG_MAX_QP;
+	attr->max_res_rd_atom = STAG_MAX_RD_ATOMIC * attr->max_qp;
 	attr->atomic_cap = IB_ATOMIC_HCA;
-	attr->max_srq = STAG_MAX_SRQ;
+	attr->max_srq = sdev->res.max[STAG_RES_SRQ];
 	attr->max_srq_wr = STAG_MAX_QP_WR;
 	attr->max_srq_sge = STAG_MAX_SGE;
-	attr->max_ah = STAG_MAX_AH;
-	attr->max_mw = STAG_MAX_MW;
+	attr->max_ah = sdev->res.max[STAG_RES_AH];
+	attr->max_mw = sdev->res.max[STAG_RES_MW];
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_UD_AV_PORT_ENFORCE | IB_DEVICE_MEM_WINDOW |
@@ -274,6 +274,7 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	stag_tpt_init(&sdev->tpt, STAG_KEY_INDEX_MAX);
 	INIT_LIST_HEAD(&sdev->list);
+	stag_res_init(&sdev->res);
 	stag_port_init(&sdev->port, ndev);
 	init_ibdev(sdev, ndev);
 	init_attr(sdev);

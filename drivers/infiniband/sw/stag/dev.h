@@ -12,6 +12,7 @@
 
 #include "counters.h"
 #include "port.h"
+#include "res.h"
 #include "tpt.h"
 
 /* Bits in stag_dev.flags. */
@@ -42,7 +43,7 @@ struct stag_dev {
 	struct xarray ahs;	/* by ah_num */
 	u32 ah_next;
 	atomic_t srq_next;
-	atomic_t mw_count;	/* memory windows allocated */
+	struct stag_res res;	/* how many objects of each kind, and the most */
 	unsigned long flags;
 	struct list_head list;	/* on stag_devices, under stag_devices_lock */
 };

@@ -48,16 +48,39 @@ static bool mr_writable(int access)
 			 IB_ACCESS_REMOTE_ATOMIC);
 }
 
-static struct stag_mr *mr_alloc(struct ib_pd *ibpd, int access)
+/*
+ * A new region, counted against max_mr; @replace for one that replaces a
+ * region still counted (rereg). ERR_PTR(-EINVAL) at the limit.
+ */
+static struct stag_mr *mr_alloc(struct ib_pd *ibpd, int access, bool replace)
 {
-	struct stag_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	struct stag_dev *sdev = to_stag_dev(ibpd->device);
+	struct stag_mr *mr;
+	int ret;
 
-	if (!mr)
-		return NULL;
+	if (replace) {
+		stag_res_charge_over(&sdev->res, STAG_RES_MR);
+	} else {
+		ret = stag_res_charge(&sdev->res, STAG_RES_MR);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		stag_res_uncharge(&sdev->res, STAG_RES_MR);
+		return ERR_PTR(-ENOMEM);
+	}
 	stag_tpt_entry_init(&mr->entry, STAG_TPT_MR, mr);
 	mr->entry.pd = ibpd;
 	mr->entry.access = access;
 	return mr;
+}
+
+/* Frees a region that was never in the table. */
+static void mr_free(struct stag_dev *sdev, struct stag_mr *mr)
+{
+	kfree(mr);
+	stag_res_uncharge(&sdev->res, STAG_RES_MR);
 }
 
 /* Takes a region that never reached the core out of the table, and frees it. */
@@ -70,6 +93,7 @@ static void mr_destroy(struct stag_dev *sdev, struct stag_mr *mr)
 		stag_pages_put(mr->entry.pages);
 	kvfree(mr->frmr_pages);
 	kfree_rcu(mr, entry.rcu);
+	stag_res_uncharge(&sdev->res, STAG_RES_MR);
 }
 
 /* Publishes the region: from here on the gate may let accesses through. */
@@ -109,14 +133,14 @@ struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access)
 	ret = stag_mr_check_access(access);
 	if (ret)
 		return ERR_PTR(ret);
-	mr = mr_alloc(ibpd, access);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
+	mr = mr_alloc(ibpd, access, false);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	mr->entry.iova = 0;
 	mr->entry.length = U64_MAX;
 	ret = mr_publish(sdev, mr, true);
 	if (ret) {
-		kfree(mr);
+		mr_free(sdev, mr);
 		return ERR_PTR(ret);
 	}
 	return &mr->ibmr;
@@ -125,10 +149,10 @@ struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access)
 /*
  * Builds a user region over [start, start + length), pinning it, or over
  * @share when given (a page list for exactly that range, which gains a
- * reference and no pins).
+ * reference and no pins). @replace: see mr_alloc().
  */
 static struct ib_mr *user_mr_create(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
-				    int access, struct stag_pages *share)
+				    int access, struct stag_pages *share, bool replace)
 {
 	struct stag_dev *sdev = to_stag_dev(ibpd->device);
 	struct stag_pages *pages;
@@ -143,9 +167,9 @@ static struct ib_mr *user_mr_create(struct ib_pd *ibpd, u64 start, u64 length, u
 	if (!length || check_add_overflow(iova, length - 1, &iova_last))
 		return ERR_PTR(-EINVAL);
 
-	mr = mr_alloc(ibpd, access);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
+	mr = mr_alloc(ibpd, access, replace);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	if (share) {
 		pages = share;
 		stag_pages_get(pages);
@@ -175,7 +199,7 @@ static struct ib_mr *user_mr_create(struct ib_pd *ibpd, u64 start, u64 length, u
 err_put_pages:
 	stag_pages_put(pages);
 err_free_mr:
-	kfree(mr);
+	mr_free(sdev, mr);
 	return ERR_PTR(ret);
 }
 
@@ -188,15 +212,15 @@ err_free_mr:
  * @access: IB_ACCESS_* flags
  * @udata: unused: stag has no driver data for this command
  *
- * Return: the region, or ERR_PTR(-EINVAL) for bad flags, an empty range or
- * one whose iova range wraps, -ENOMEM past RLIMIT_MEMLOCK or with the TPT
- * full, -EFAULT for memory that is not mapped. Nothing is pinned after a
- * failure.
+ * Return: the region, or ERR_PTR(-EINVAL) for bad flags, an empty range,
+ * one whose iova range wraps, or with max_mr regions on the device
+ * already; -ENOMEM past RLIMIT_MEMLOCK or with the TPT full; -EFAULT for
+ * memory that is not mapped. Nothing is pinned after a failure.
  */
 struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
 			       int access, struct ib_udata *udata)
 {
-	return user_mr_create(ibpd, start, length, iova, access, NULL);
+	return user_mr_create(ibpd, start, length, iova, access, NULL, false);
 }
 
 /*
@@ -298,7 +322,7 @@ struct ib_mr *stag_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start, u64 l
 		ibpd = old->entry.pd;
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = old->entry.access;
-	ret = user_mr_create(ibpd, start, length, iova, access, NULL);
+	ret = user_mr_create(ibpd, start, length, iova, access, NULL, true);
 	if (IS_ERR(ret))
 		return ret;
 	/*
@@ -347,7 +371,8 @@ struct ib_mr *stag_mr_reg_shared(struct ib_pd *ibpd, struct ib_mr *ibsrc, u64 io
 		return ERR_PTR(-EBUSY);
 	if (mr_writable(access) && !pages->writable)
 		return ERR_PTR(-EACCES);
-	return user_mr_create(ibpd, src->user_start, src->entry.length, iova, access, pages);
+	return user_mr_create(ibpd, src->user_start, src->entry.length, iova, access, pages,
+			      false);
 }
 
 /**
@@ -370,9 +395,9 @@ struct ib_mr *stag_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type, u32 max_nu
 	if (!max_num_sg || max_num_sg > STAG_MAX_FRMR_PAGES)
 		return ERR_PTR(-EINVAL);
 
-	mr = mr_alloc(ibpd, 0);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
+	mr = mr_alloc(ibpd, 0, false);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	mr->entry.inv = STAG_TPT_INV_REGION;
 	ret = -ENOMEM;
 	mr->frmr_pages = kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
@@ -393,7 +418,7 @@ err_put_list:
 err_free_pages:
 	kvfree(mr->frmr_pages);
 err_free_mr:
-	kfree(mr);
+	mr_free(sdev, mr);
 	return ERR_PTR(ret);
 }
 

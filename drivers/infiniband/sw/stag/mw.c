@@ -32,7 +32,8 @@
  *
  * The window starts unbound, with a key that names nothing accessible.
  *
- * Return: 0; -EINVAL for another type or driver data; -ENOMEM.
+ * Return: 0; -EINVAL for another type or driver data, or when the device
+ * has max_mw windows already; -ENOMEM.
  */
 int stag_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata)
 {
@@ -45,22 +46,29 @@ int stag_mw_alloc(struct ib_mw *ibmw, struct ib_udata *udata)
 		return -EINVAL;
 	if (udata && udata->inlen)
 		return -EINVAL;
+	ret = stag_res_charge(&sdev->res, STAG_RES_MW);
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
 	if (!e)
-		return -ENOMEM;
+		goto err_uncharge;
 	stag_tpt_entry_init(e, STAG_TPT_MW, mw);
 	e->pd = ibmw->pd;
 	if (ibmw->type == IB_MW_TYPE_2)
 		e->inv = STAG_TPT_INV_WINDOW;
 	ret = stag_tpt_add(&sdev->tpt, e);
-	if (ret) {
-		kfree(e);
-		return ret;
-	}
+	if (ret)
+		goto err_free;
 	mw->entry = e;
 	ibmw->rkey = e->key;
-	atomic_inc(&sdev->mw_count);
 	return 0;
+
+err_free:
+	kfree(e);
+err_uncharge:
+	stag_res_uncharge(&sdev->res, STAG_RES_MW);
+	return ret;
 }
 
 /**
@@ -88,7 +96,7 @@ int stag_mw_dealloc(struct ib_mw *ibmw)
 	stag_tpt_remove(tpt, e);
 	mutex_unlock(&tpt->lock);
 	kfree_rcu(e, rcu);
-	atomic_dec(&sdev->mw_count);
+	stag_res_uncharge(&sdev->res, STAG_RES_MW);
 	return 0;
 }
 

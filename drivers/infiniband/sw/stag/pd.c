@@ -16,8 +16,8 @@
  * @ibpd: the PD, allocated and zeroed by the core
  * @udata: the user's response buffer, or NULL for a kernel PD
  *
- * Return: 0, -ENOMEM when the device has STAG_MAX_PD PDs already, or
- * -EFAULT when the response cannot be written (nothing is left allocated).
+ * Return: 0, -EINVAL when the device has max_pd PDs already, or -EFAULT
+ * when the response cannot be written (nothing is left allocated).
  */
 int stag_pd_alloc(struct ib_pd *ibpd, struct ib_udata *udata)
 {
@@ -26,9 +26,15 @@ int stag_pd_alloc(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct stag_alloc_pd_resp resp = {};
 	int id, ret;
 
+	ret = stag_res_charge(&sdev->res, STAG_RES_PD);
+	if (ret)
+		return ret;
+	/* Within the limit, so that the space cannot run out. */
 	id = ida_alloc_range(&sdev->pd_ida, 1, STAG_MAX_PD, GFP_KERNEL);
-	if (id < 0)
-		return id == -ENOSPC ? -ENOMEM : id;
+	if (id < 0) {
+		ret = id;
+		goto err_uncharge;
+	}
 	pd->pdn = id;
 
 	if (udata && udata->outlen) {
@@ -41,6 +47,8 @@ int stag_pd_alloc(struct ib_pd *ibpd, struct ib_udata *udata)
 
 err_free_pdn:
 	ida_free(&sdev->pd_ida, pd->pdn);
+err_uncharge:
+	stag_res_uncharge(&sdev->res, STAG_RES_PD);
 	return ret;
 }
 
@@ -49,5 +57,6 @@ int stag_pd_dealloc(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct stag_dev *sdev = to_stag_dev(ibpd->device);
 
 	ida_free(&sdev->pd_ida, to_stag_pd(ibpd)->pdn);
+	stag_res_uncharge(&sdev->res, STAG_RES_PD);
 	return 0;
 }

@@ -185,7 +185,7 @@ static int alloc_scratch(struct stag_qp *qp, u32 sq_slots)
 {
 	u32 n = qp->ibqp.qp_type == IB_QPT_RC ? min(sq_slots, STAG_SQ_WINDOW) : 1;
 
-	qp->sq.sends = kvcalloc(n, sizeof(*qp->sq.sends), GFP_KERNEL);
+	qp->sq.sends = kvcalloc(n, sizeof(*qp->sq.sends), GFP_KERNEL_ACCOUNT);
 	qp->sq.nsends = n;
 	qp->sq.local = kmalloc(sizeof(*qp->sq.local), GFP_KERNEL);
 	qp->rq.wqe = kmalloc(sizeof(*qp->rq.wqe), GFP_KERNEL);
@@ -312,8 +312,9 @@ static void init_attr(struct stag_qp *qp, const struct ib_qp_init_attr *init)
  * @udata: the user's command, or NULL
  *
  * Return: 0; -EOPNOTSUPP for QP types and flags stag lacks; -EINVAL for
- * sizes out of range, a missing CQ, a GSI QP from userspace, or driver
- * data in the command; -EBUSY for a second GSI QP; -ENOMEM.
+ * sizes out of range, a missing CQ, a GSI QP from userspace, driver data
+ * in the command, or when the device has max_qp QPs already (QP1
+ * counts); -EBUSY for a second GSI QP; -ENOMEM.
  */
 int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata)
 {
@@ -326,6 +327,9 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 		return ret;
 	if (udata && udata->inlen)
 		return -EINVAL;
+	ret = stag_res_charge(&sdev->res, STAG_RES_QP);
+	if (ret)
+		return ret;
 
 	qp->user = udata;
 	refcount_set(&qp->ref, 1);
@@ -347,7 +351,7 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 
 	ret = init_queues(qp, init);
 	if (ret)
-		return ret;
+		goto err_uncharge;
 	ret = alloc_scratch(qp, qp->sq.max_wr);
 	if (ret)
 		goto err_free_scratch;
@@ -377,6 +381,8 @@ err_roce_uninit:
 err_free_scratch:
 	free_scratch(qp);
 	uninit_queues(qp);
+err_uncharge:
+	stag_res_uncharge(&sdev->res, STAG_RES_QP);
 	return ret;
 }
 
@@ -640,6 +646,7 @@ int stag_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	stag_roce_qp_uninit(qp);
 	uninit_queues(qp);
 	free_scratch(qp);
+	stag_res_uncharge(&to_stag_dev(ibqp->device)->res, STAG_RES_QP);
 	return 0;
 }
 

@@ -4,6 +4,13 @@
  * area. User queues are mapped into the owner's address space through the
  * core's mmap entries; the kernel reads the user's index once per batch,
  * bounds it by its own, and copies each slot out before using it.
+ *
+ * A ring is charged to the memory cgroup of the process that creates it,
+ * so that a user's rings count against what the user may take; over the
+ * cgroup's limit the create fails with -ENOMEM rather than waking the OOM
+ * killer. vmalloc_user() would not charge it, and the charging variant of
+ * it is not exported, so the pages are mapped one by one, as
+ * remap_vmalloc_range() maps them.
  */
 
 #include <linux/log2.h>
@@ -41,8 +48,9 @@ int stag_queue_init(struct stag_queue *q, u32 num_slots, u32 slot_size)
 	if (size > STAG_QUEUE_MAX_SIZE)
 		return -EINVAL;
 	size = PAGE_ALIGN(size);
-	/* Zeroed and page-backed, so it can be mapped to userspace. */
-	q->ctl = vmalloc_user(size);
+	/* Zeroed, as it is mapped to userspace: no stale kernel bytes. */
+	q->ctl = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_RETRY_MAYFAIL |
+			   __GFP_NOWARN);
 	if (!q->ctl)
 		return -ENOMEM;
 	q->slots = (void *)q->ctl + STAG_QUEUE_CTL_SIZE;
@@ -59,7 +67,7 @@ EXPORT_SYMBOL_IF_KUNIT(stag_queue_init);
  *
  * A shared ring belongs to its mmap entry, which an mmap() in progress
  * holds: it is freed in stag_queue_mmap_free(), once the last holder lets
- * go, never while remap_vmalloc_range() may be reading it. A mapping the
+ * go, never while stag_queue_mmap() may be reading it. A mapping the
  * process still has keeps its pages (the mapping holds page references),
  * so the process can go on scribbling on memory nobody reads.
  */
@@ -153,20 +161,28 @@ void stag_queue_set_flags(struct stag_queue *q, u32 flags)
  * @uctx: the caller's context
  * @vma: the mapping; its offset names the entry
  *
- * Return: 0, -EINVAL for an unknown offset or a mapping larger than the
- * ring, or the error of remap_vmalloc_range().
+ * The mapping must be the whole ring (rdma_user_mmap_entry_get() checks
+ * its size). Each page gains a reference for the mapping, which keeps it
+ * after the ring is freed, until the process unmaps it.
+ *
+ * Return: 0, -EINVAL for an unknown offset or a mapping of another size
+ * than the ring, or the error of vm_insert_page().
  */
 int stag_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma;
 	struct stag_mmap_entry *entry;
-	int ret;
+	unsigned long off;
+	int ret = 0;
 
 	rdma = rdma_user_mmap_entry_get(uctx, vma);
 	if (!rdma)
 		return -EINVAL;
 	entry = container_of(rdma, struct stag_mmap_entry, rdma);
-	ret = remap_vmalloc_range(vma, entry->addr, 0);
+	for (off = 0; off < vma->vm_end - vma->vm_start && !ret; off += PAGE_SIZE)
+		ret = vm_insert_page(vma, vma->vm_start + off, vmalloc_to_page(entry->addr + off));
+	if (!ret)
+		vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	rdma_user_mmap_entry_put(rdma);
 	return ret;
 }

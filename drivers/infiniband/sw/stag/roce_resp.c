@@ -481,9 +481,16 @@ static bool reply_one(struct stag_qp *qp)
 }
 
 /*
- * A read asked again waits at the head of the queue: the requester lost a
- * response and ignores every one until the one it lost comes. The read in
- * progress yields to it (duplicate() restarts the answer where asked).
+ * A read asked again from before the response about to be sent waits at
+ * the head of the queue: the requester lost a response and ignores every
+ * one until the one it lost comes. The read in progress yields to it
+ * (duplicate() restarts the answer where asked).
+ *
+ * Not to one asked from further on: a requester going back over several
+ * reads asks for each again at once, and they must be answered in order.
+ * Yielding to each would leave only the last answered, and a requester
+ * that waits for the first would ask for all of them again, for ever
+ * (rdma_rxe, whose retry_cnt 7 never runs out, hung so in ib_read_bw).
  */
 static bool reread_waiting(struct stag_qp *qp)
 {
@@ -497,7 +504,7 @@ static bool reread_waiting(struct stag_qp *qp)
 	spin_lock_bh(&q->lock);
 	skb = skb_peek(q);
 	if (skb && !stag_pkt_parse(skb->data, skb->len, &p))
-		yes = p.flags & STAG_PKT_READ && stag_psn_cmp(p.psn, qp->rresp.epsn) < 0;
+		yes = p.flags & STAG_PKT_READ && stag_psn_cmp(p.psn, qp->rresp.reading.psn) < 0;
 	spin_unlock_bh(&q->lock);
 	return yes;
 }

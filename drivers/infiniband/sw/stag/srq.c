@@ -27,7 +27,8 @@ static int check_attr(const struct ib_srq_attr *attr, u32 max_wr)
  * @udata: the user's command, or NULL
  *
  * Return: 0; -EOPNOTSUPP for SRQ types other than basic; -EINVAL for
- * sizes out of range; -ENOMEM.
+ * sizes out of range, or when the device has max_srq SRQs already;
+ * -ENOMEM.
  */
 int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct ib_udata *udata)
 {
@@ -46,6 +47,9 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 		return -EINVAL;
 	if (udata && udata->inlen)
 		return -EINVAL;
+	ret = stag_res_charge(&sdev->res, STAG_RES_SRQ);
+	if (ret)
+		return ret;
 
 	spin_lock_init(&srq->lock);
 	srq->user = udata;
@@ -53,7 +57,7 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 	slots = roundup_pow_of_two(init->attr.max_wr);
 	ret = stag_queue_init(&srq->queue, slots, stag_wqe_recv_slot_size(srq->max_sge));
 	if (ret)
-		return ret;
+		goto err_uncharge;
 	srq->max_wr = slots;
 	init->attr.max_wr = slots;
 	init->attr.max_sge = srq->max_sge;
@@ -74,6 +78,8 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 
 err_uninit_queue:
 	stag_queue_uninit(&srq->queue);
+err_uncharge:
+	stag_res_uncharge(&sdev->res, STAG_RES_SRQ);
 	return ret;
 }
 
@@ -118,6 +124,7 @@ int stag_srq_query(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 int stag_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	stag_queue_uninit(&to_stag_srq(ibsrq)->queue);
+	stag_res_uncharge(&to_stag_dev(ibsrq->device)->res, STAG_RES_SRQ);
 	return 0;
 }
 
