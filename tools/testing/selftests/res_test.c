@@ -173,7 +173,8 @@ static long kernel_pds(void)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "comm [") != NULL;
+		if (strstr(line, "comm ["))
+			n++;
 	pclose(f);
 	return n;
 }
@@ -252,7 +253,7 @@ static const char *case_fill(const void *arg)
 		k->param, max, base);
 	t_check(err == EINVAL, "the one past the limit: %s, expected EINVAL", strerror(err));
 	if (k->restrack)
-		t_check(count(k) == max, "restrack counts %ld %ss (and kernel PDs' regions), expected %d",
+		t_check(count(k) == max, "restrack counts %ld %ss (kernel PDs' MRs too), not %d",
 			count(k), k->name, max);
 	if (n > 0) {
 		/* One destroyed makes room for one, and no more. */
