@@ -10,6 +10,8 @@
 #   make kunit           run the KUnit suites (ARCH=um default, or x86_64)
 #   make style           checkpatch over the tree
 #   make bench           benchmarks against rdma_rxe
+#   make hostile         the faulty-link, forged-packet and failing-peer suites at full size
+#   make fuzz            the verbs fuzzer in a guest (SECONDS=600, SEED=1)
 
 VM_KERNEL := tools/testing/vm/kernel
 HOST_KDIR := /lib/modules/$(shell uname -r)/build
@@ -21,7 +23,7 @@ STAG_DIR := drivers/infiniband/sw/stag
 PREFIX ?= /usr
 DESTDIR ?=
 
-.PHONY: all module provider tests install vm-build demo check kunit style bench hostile clean
+.PHONY: all module provider tests install vm-build demo check kunit style bench hostile fuzz clean
 
 all: module provider
 
@@ -63,6 +65,14 @@ bench: vm-build
 
 hostile: vm-build
 	tools/testing/hostile
+
+# The verbs fuzzer for longer than make check runs it: make fuzz SECONDS=600 SEED=7
+SECONDS ?= 600
+SEED ?= 1
+fuzz: vm-build
+	tools/testing/vm/run --timeout $$(( $(SECONDS) + 600 )) \
+		-- env STAG_FUZZ_SECONDS=$(SECONDS) STAG_FUZZ_SEED=$(SEED) \
+		tools/testing/selftests/run fuzz.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

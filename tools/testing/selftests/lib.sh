@@ -53,6 +53,14 @@ t_eq()
 	fi
 }
 
+# pins: pages pinned host-wide (FOLL_PIN) and not released.
+pins()
+{
+	echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
+	awk '$1 == "nr_foll_pin_acquired" { a = $2 } $1 == "nr_foll_pin_released" { r = $2 }
+	     END { print a - r }' /proc/vmstat
+}
+
 # memcg_new NAME MAX MNT: a cgroup v2 group with memory.max MAX, made under
 # /sys/fs/cgroup, or under a cgroup2 mount at MNT (the caller unmounts it)
 # when the guest has none; its path. Fails without a memory controller.

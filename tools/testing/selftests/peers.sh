@@ -33,13 +33,6 @@ mtu0=$(cat "/sys/class/net/$netdev/mtu")
 trap 'ip link set dev "$netdev" up mtu "$mtu0" 2>/dev/null; umount "$tmp/cgroup2" 2>/dev/null
       rm -rf "$tmp"' EXIT
 
-# Pages pinned host-wide (FOLL_PIN) and not released.
-pins()
-{
-	echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
-	awk '$1 == "nr_foll_pin_acquired" { a = $2 } $1 == "nr_foll_pin_released" { r = $2 }
-	     END { print a - r }' /proc/vmstat
-}
 peer_pins() { peer_run "$(declare -f pins); pins" "$tmp/pp" && cat "$tmp/pp"; }
 
 # serve PORT: wire_test's server in the peer.

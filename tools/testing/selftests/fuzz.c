@@ -1,0 +1,1151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A verbs fuzzer (fuzz.sh, make fuzz).
+ *
+ *   fuzz -d DEV -g GID_INDEX [-s SEED] [-t SECONDS] [-p PROCS] [-j THREADS] [-R]
+ *
+ * PROCS worker processes (default 3) of THREADS threads each (default 3)
+ * run random sequences of every verb stag implements, on objects of their
+ * own: PDs, CQs, QPs (RC, UC, UD; with and without an SRQ) connected to
+ * each other over loopback, SRQs, MRs, MWs of both types, AHs. Each call's
+ * arguments are valid or hostile by chance: sizes, flags, states and masks
+ * out of range, keys of regions deregistered a moment ago, addresses
+ * outside every region, unmapped memory. Besides the verbs, a thread may
+ * write random bytes into a QP's own send ring and ring the doorbell, map
+ * new memory over a buffer that has regions over it, or fork a child that
+ * writes to registered memory and exits.
+ *
+ * Threads of a worker share its objects. An object one thread uses is not
+ * destroyed under it by another (libibverbs would be reading freed
+ * memory); what races is what the kernel must order: a region
+ * deregistered or a peer QP destroyed while WRs naming them run, a window
+ * bound while its region goes, a CQ destroyed while QPs use it.
+ *
+ * The parent SIGKILLs each worker after a random lifetime of 0.2-3 s (or
+ * lets one finish and tear down in order) and starts the next, until
+ * SECONDS are up. A worker's thread t of generation g draws from the seed
+ * (SEED, g, worker, t): the calls each thread makes are the same run after
+ * run; their interleaving is the scheduler's.
+ *
+ * The exit status is 0 unless a worker died of anything but the parent's
+ * SIGKILL (the kernel must not hand a process garbage it then trips on).
+ * With -R the device may be removed meanwhile (fuzz.sh unloads stag under
+ * it): a worker that cannot open it then exits with status 3, which is no
+ * failure.
+ * What the kernel must have done is checked by fuzz.sh: no report, no
+ * pin, TPT entry or restrack object left.
+ */
+#include <errno.h>
+#include <execinfo.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/stag-abi.h>
+
+#include "stagdv.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define NSLOT		8	/* objects of each kind a worker keeps */
+#define NBUF		4	/* buffers regions are registered over */
+#define BUF_LEN		(64 * 4096)
+#define QKEY		0x11111111
+#define MAX_PROCS	16
+#define MAX_THREADS	16
+#define MAX_SGE		8	/* SGEs a WR may name, past every QP's limit */
+
+enum kind { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_MW, K_AH, K_NR };
+
+/* One object a worker holds, and whether a thread is using it. */
+struct slot {
+	void *obj;
+	int busy;		/* threads using it now */
+	bool alone;		/* one thread has it to itself */
+	int sub;		/* QP: type; MW: type; MR: buffer */
+};
+
+/* A worker: its context and objects, shared by its threads. */
+struct world {
+	struct ibv_context *ctx;
+	union ibv_gid gid;
+	int gid_index;
+	pthread_mutex_t lock;
+	struct slot s[K_NR][NSLOT];
+	char *buf[NBUF];
+};
+
+/* Counters every process adds to, in memory the parent shares. */
+struct stats {
+	atomic_ulong calls, failed, einval, enomem, ebusy, other_err;
+	atomic_ulong completions, wc_errors, wc_flushed, junk_rings, forks, remaps;
+	atomic_ulong workers, killed, finished;
+};
+
+static struct stats *stats;
+
+/* ---- randomness ---- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+static __thread uint64_t rng;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng = mix(rng + 0x9e3779b97f4a7c15ULL);
+	return n ? (uint32_t)(rng % n) : 0;
+}
+
+/* True one time in @n. */
+static bool one_in(uint32_t n)
+{
+	return rnd(n) == 0;
+}
+
+/* A hostile 32-bit value: the edges and random bits. */
+static uint32_t wild32(void)
+{
+	static const uint32_t edge[] = { 0, 1, 0x7fffffff, 0x80000000, 0xffffffff, 0xfffffffe,
+					 0x1000000, 0xffffff, 4096, 65536 };
+
+	return one_in(2) ? edge[rnd(ARRAY_SIZE(edge))] : (uint32_t)mix(rng++);
+}
+
+static void count(int ret)
+{
+	atomic_fetch_add(&stats->calls, 1);
+	if (!ret)
+		return;
+	atomic_fetch_add(&stats->failed, 1);
+	if (ret == EINVAL)
+		atomic_fetch_add(&stats->einval, 1);
+	else if (ret == ENOMEM)
+		atomic_fetch_add(&stats->enomem, 1);
+	else if (ret == EBUSY)
+		atomic_fetch_add(&stats->ebusy, 1);
+	else
+		atomic_fetch_add(&stats->other_err, 1);
+}
+
+/* A verb that returns an object: counted, errno on failure. */
+static void *made(void *obj)
+{
+	count(obj ? 0 : errno ? errno : EINVAL);
+	return obj;
+}
+
+/* ---- the object table ---- */
+
+/* Takes a random object of @k for use; NULL when there is none. */
+static void *take(struct world *w, enum kind k, int *sub)
+{
+	struct slot *s = &w->s[k][rnd(NSLOT)];
+	void *obj = NULL;
+
+	pthread_mutex_lock(&w->lock);
+	if (s->obj && !s->alone) {
+		s->busy++;
+		obj = s->obj;
+		if (sub)
+			*sub = s->sub;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return obj;
+}
+
+static void give(struct world *w, enum kind k, void *obj)
+{
+	int i;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; i < NSLOT; i++)
+		if (w->s[k][i].obj == obj) {
+			w->s[k][i].busy--;
+			break;
+		}
+	pthread_mutex_unlock(&w->lock);
+}
+
+/*
+ * Takes a random object of @k nobody else uses, and keeps the others off
+ * it until give_alone(): for writing into a QP's ring behind the
+ * provider's back, which would otherwise scribble on a WQE the provider
+ * is building in another thread (a fault of this process's own making).
+ */
+static struct slot *take_alone(struct world *w, enum kind k)
+{
+	struct slot *s = &w->s[k][rnd(NSLOT)];
+
+	pthread_mutex_lock(&w->lock);
+	if (!s->obj || s->busy || s->alone)
+		s = NULL;
+	else
+		s->alone = true;
+	pthread_mutex_unlock(&w->lock);
+	return s;
+}
+
+static void give_alone(struct world *w, struct slot *s)
+{
+	pthread_mutex_lock(&w->lock);
+	s->alone = false;
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Removes a random object of @k nobody uses, for destruction. */
+static void *remove_one(struct world *w, enum kind k, int *sub)
+{
+	struct slot *s = &w->s[k][rnd(NSLOT)];
+	void *obj = NULL;
+
+	pthread_mutex_lock(&w->lock);
+	if (s->obj && !s->busy && !s->alone) {
+		obj = s->obj;
+		if (sub)
+			*sub = s->sub;
+		s->obj = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return obj;
+}
+
+/* Puts a new object in a free slot; false (the caller destroys it) when full. */
+static bool add(struct world *w, enum kind k, void *obj, int sub)
+{
+	bool done = false;
+	int i;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; i < NSLOT && !done; i++)
+		if (!w->s[k][i].obj) {
+			w->s[k][i] = (struct slot){ .obj = obj, .sub = sub };
+			done = true;
+		}
+	pthread_mutex_unlock(&w->lock);
+	return done;
+}
+
+/* The key of a random region or window, whether or not it still exists. */
+static __thread uint32_t old_keys[16];
+
+static uint32_t some_key(struct world *w, bool remote)
+{
+	bool window = remote && one_in(3);
+	uint32_t key = old_keys[rnd(16)];
+	struct slot *s;
+
+	pthread_mutex_lock(&w->lock);
+	s = &w->s[window ? K_MW : K_MR][rnd(NSLOT)];
+	if (s->obj && !one_in(4)) {
+		if (window)
+			key = ((struct ibv_mw *)s->obj)->rkey;
+		else if (remote)
+			key = ((struct ibv_mr *)s->obj)->rkey;
+		else
+			key = ((struct ibv_mr *)s->obj)->lkey;
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (one_in(8))
+		key = wild32();
+	return key;
+}
+
+static void remember_key(uint32_t key)
+{
+	old_keys[rnd(16)] = key;
+}
+
+/* An address in one of the buffers, or near them, or anywhere. */
+static uint64_t some_addr(struct world *w, uint32_t *len)
+{
+	char *b = w->buf[rnd(NBUF)];
+	uint32_t off = rnd(BUF_LEN);
+
+	*len = rnd(BUF_LEN - off + 1);
+	if (one_in(6))
+		*len = wild32();
+	if (one_in(8))
+		return (uint64_t)mix(rng++);
+	return (uint64_t)(uintptr_t)(b + off);
+}
+
+/* ---- the verbs ---- */
+
+static void op_pd(struct world *w)
+{
+	struct ibv_pd *pd;
+
+	if (one_in(2)) {
+		pd = made(ibv_alloc_pd(w->ctx));
+		if (pd && !add(w, K_PD, pd, 0))
+			count(ibv_dealloc_pd(pd));
+	} else {
+		pd = remove_one(w, K_PD, NULL);
+		if (!pd)
+			return;
+		/* EBUSY while its objects live: then it stays. */
+		if (ibv_dealloc_pd(pd)) {
+			count(errno);
+			add(w, K_PD, pd, 0);
+		} else {
+			count(0);
+		}
+	}
+}
+
+static void op_cq(struct world *w)
+{
+	struct ibv_cq *cq;
+	int cqe = one_in(4) ? (int)wild32() : 1 + (int)rnd(256);
+
+	switch (rnd(4)) {
+	case 0:
+		cq = made(ibv_create_cq(w->ctx, cqe, NULL, NULL,
+					one_in(8) ? (int)wild32() : 0));
+		if (cq && !add(w, K_CQ, cq, 0))
+			count(ibv_destroy_cq(cq));
+		break;
+	case 1:
+		cq = remove_one(w, K_CQ, NULL);
+		if (cq && ibv_destroy_cq(cq)) {
+			count(errno);		/* EBUSY while a QP uses it */
+			add(w, K_CQ, cq, 0);
+		} else if (cq) {
+			count(0);
+		}
+		break;
+	case 2:
+		cq = take(w, K_CQ, NULL);
+		if (cq) {
+			count(ibv_resize_cq(cq, cqe));
+			give(w, K_CQ, cq);
+		}
+		break;
+	default:
+		cq = take(w, K_CQ, NULL);
+		if (cq) {
+			struct ibv_wc wc[16];
+			int n = ibv_poll_cq(cq, 16, wc), i;
+
+			for (i = 0; i < n; i++) {
+				atomic_fetch_add(&stats->completions, 1);
+				if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+					atomic_fetch_add(&stats->wc_flushed, 1);
+				else if (wc[i].status != IBV_WC_SUCCESS)
+					atomic_fetch_add(&stats->wc_errors, 1);
+			}
+			count(ibv_req_notify_cq(cq, rnd(2)));
+			give(w, K_CQ, cq);
+		}
+	}
+}
+
+static void op_mr(struct world *w)
+{
+	int access = rnd(16) & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	uint32_t len;
+	uint64_t addr;
+	int b = rnd(NBUF);
+
+	if (one_in(2)) {
+		access |= IBV_ACCESS_LOCAL_WRITE;
+		if (one_in(6))
+			access = (int)wild32();
+		pd = take(w, K_PD, NULL);
+		if (!pd)
+			return;
+		addr = (uint64_t)(uintptr_t)w->buf[b] + rnd(BUF_LEN);
+		len = rnd((uint32_t)((uintptr_t)w->buf[b] + BUF_LEN - addr)) + 1;
+		if (one_in(6))
+			addr = some_addr(w, &len);
+		mr = made(ibv_reg_mr(pd, (void *)(uintptr_t)addr, len, access));
+		give(w, K_PD, pd);
+		if (mr && !add(w, K_MR, mr, b))
+			count(ibv_dereg_mr(mr));
+	} else if (one_in(3)) {
+		mr = take(w, K_MR, &b);
+		if (mr) {
+			int flags = rnd(8) & (IBV_REREG_MR_CHANGE_TRANSLATION |
+					      IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS);
+
+			pd = take(w, K_PD, NULL);
+			if (!pd)
+				flags &= ~IBV_REREG_MR_CHANGE_PD;
+			/* The rereg may move the region anywhere in its buffer. */
+			count(ibv_rereg_mr(mr, flags, pd, w->buf[b] + rnd(BUF_LEN / 2),
+					   1 + rnd(BUF_LEN / 2), access | IBV_ACCESS_LOCAL_WRITE) ?
+			      EINVAL : 0);
+			if (pd)
+				give(w, K_PD, pd);
+			give(w, K_MR, mr);
+		}
+	} else {
+		uint32_t key;
+
+		mr = remove_one(w, K_MR, &b);
+		if (!mr)
+			return;
+		key = mr->lkey;
+		if (ibv_dereg_mr(mr)) {
+			count(errno);		/* EBUSY while windows are bound */
+			add(w, K_MR, mr, b);
+		} else {
+			count(0);
+			remember_key(key);
+		}
+	}
+}
+
+static void op_mw(struct world *w)
+{
+	enum ibv_mw_type type = one_in(2) ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2;
+	struct ibv_mw *mw;
+	struct ibv_pd *pd;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	int sub;
+
+	if (one_in(2)) {
+		pd = take(w, K_PD, NULL);
+		if (!pd)
+			return;
+		mw = made(ibv_alloc_mw(pd, type));
+		give(w, K_PD, pd);
+		if (mw && !add(w, K_MW, mw, type))
+			count(ibv_dealloc_mw(mw));
+	} else if (one_in(2)) {
+		mw = remove_one(w, K_MW, NULL);
+		if (mw) {
+			remember_key(mw->rkey);
+			count(ibv_dealloc_mw(mw));
+		}
+	} else {
+		/* A type 1 bind through a QP; its region may be going. */
+		mw = take(w, K_MW, &sub);
+		qp = take(w, K_QP, NULL);
+		mr = take(w, K_MR, NULL);
+		if (mw && qp && mr && sub == IBV_MW_TYPE_1) {
+			struct ibv_mw_bind bind = {
+				.wr_id = 7,
+				.send_flags = IBV_SEND_SIGNALED,
+				.bind_info = {
+					.mr = mr,
+					.addr = (uint64_t)(uintptr_t)mr->addr + rnd(64),
+					.length = one_in(4) ? wild32() : rnd(mr->length + 1),
+					.mw_access_flags = rnd(16) & (IBV_ACCESS_REMOTE_WRITE |
+								      IBV_ACCESS_REMOTE_READ |
+								      IBV_ACCESS_REMOTE_ATOMIC),
+				},
+			};
+
+			count(ibv_bind_mw(qp, mw, &bind));
+		}
+		if (mr)
+			give(w, K_MR, mr);
+		if (qp)
+			give(w, K_QP, qp);
+		if (mw)
+			give(w, K_MW, mw);
+	}
+}
+
+static void op_srq(struct world *w)
+{
+	struct ibv_srq *srq;
+	struct ibv_pd *pd;
+
+	switch (rnd(3)) {
+	case 0: {
+		struct ibv_srq_init_attr init = {
+			.attr = { .max_wr = one_in(5) ? wild32() : 1 + rnd(64),
+				  .max_sge = one_in(5) ? wild32() : 1 + rnd(4),
+				  .srq_limit = one_in(5) ? wild32() : 0 },
+		};
+
+		pd = take(w, K_PD, NULL);
+		if (!pd)
+			return;
+		srq = made(ibv_create_srq(pd, &init));
+		give(w, K_PD, pd);
+		if (srq && !add(w, K_SRQ, srq, 0))
+			count(ibv_destroy_srq(srq));
+		break;
+	}
+	case 1:
+		srq = remove_one(w, K_SRQ, NULL);
+		if (srq && ibv_destroy_srq(srq)) {
+			count(errno);
+			add(w, K_SRQ, srq, 0);
+		} else if (srq) {
+			count(0);
+		}
+		break;
+	default:
+		srq = take(w, K_SRQ, NULL);
+		if (srq) {
+			struct ibv_srq_attr a = { .max_wr = wild32(), .srq_limit = rnd(80) };
+			struct ibv_sge sge[MAX_SGE];
+			struct ibv_recv_wr wr = { .wr_id = 9, .sg_list = sge }, *bad;
+			uint32_t len;
+			int i;
+
+			count(ibv_modify_srq(srq, &a, one_in(4) ? (int)wild32() : IBV_SRQ_LIMIT));
+			for (i = 0; i < MAX_SGE; i++) {
+				sge[i].addr = some_addr(w, &len);
+				sge[i].length = len;
+				sge[i].lkey = some_key(w, false);
+			}
+			wr.num_sge = one_in(8) ? (int)rnd(MAX_SGE + 1) : 1;
+			count(ibv_post_srq_recv(srq, &wr, &bad));
+			give(w, K_SRQ, srq);
+		}
+	}
+}
+
+static void op_ah(struct world *w)
+{
+	struct ibv_ah *ah;
+	struct ibv_pd *pd;
+
+	if (one_in(2)) {
+		struct ibv_ah_attr a = {
+			.is_global = !one_in(8),
+			.port_num = one_in(8) ? rnd(4) : 1,
+			.grh = { .dgid = w->gid, .hop_limit = 64,
+				 .sgid_index = one_in(8) ? rnd(256) : (uint32_t)w->gid_index },
+		};
+
+		pd = take(w, K_PD, NULL);
+		if (!pd)
+			return;
+		ah = made(ibv_create_ah(pd, &a));
+		give(w, K_PD, pd);
+		if (ah && !add(w, K_AH, ah, 0))
+			count(ibv_destroy_ah(ah));
+	} else {
+		ah = remove_one(w, K_AH, NULL);
+		if (ah)
+			count(ibv_destroy_ah(ah));
+	}
+}
+
+static const enum ibv_qp_type qp_types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+
+static void qp_create(struct world *w)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = qp_types[rnd(3)],
+		.sq_sig_all = rnd(2),
+		.cap = { .max_send_wr = 1 + rnd(64), .max_recv_wr = 1 + rnd(64),
+			 .max_send_sge = 1 + rnd(4), .max_recv_sge = 1 + rnd(4),
+			 .max_inline_data = rnd(2) ? 0 : rnd(256) },
+	};
+	struct ibv_cq *scq, *rcq;
+	struct ibv_srq *srq = NULL;
+	struct ibv_pd *pd;
+	struct ibv_qp *qp;
+
+	if (one_in(6)) {
+		init.cap.max_send_wr = wild32();
+		init.cap.max_send_sge = wild32() & 0xff;
+		init.cap.max_inline_data = wild32();
+	}
+	pd = take(w, K_PD, NULL);
+	scq = take(w, K_CQ, NULL);
+	rcq = take(w, K_CQ, NULL);
+	if (init.qp_type != IBV_QPT_UC && one_in(3))
+		srq = take(w, K_SRQ, NULL);
+	if (pd && scq && rcq) {
+		init.send_cq = scq;
+		init.recv_cq = rcq;
+		init.srq = srq;
+		qp = made(ibv_create_qp(pd, &init));
+		if (qp && !add(w, K_QP, qp, init.qp_type))
+			count(ibv_destroy_qp(qp));
+	}
+	if (srq)
+		give(w, K_SRQ, srq);
+	if (rcq)
+		give(w, K_CQ, rcq);
+	if (scq)
+		give(w, K_CQ, scq);
+	if (pd)
+		give(w, K_PD, pd);
+}
+
+/* RESET to RTS towards @dest (any QP number), or a random transition. */
+static void qp_connect(struct world *w, struct ibv_qp *qp, uint32_t dest)
+{
+	static const enum ibv_mtu mtus[] = { IBV_MTU_256, IBV_MTU_1024, IBV_MTU_4096 };
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	bool ud = qp->qp_type == IBV_QPT_UD, rc = qp->qp_type == IBV_QPT_RC;
+	int mask;
+
+	if (qp->qp_type == IBV_QPT_UC)
+		a.qp_access_flags &= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	if (one_in(5)) {
+		/* Anything at all. */
+		memset(&a, 0, sizeof(a));
+		a.qp_state = rnd(8);
+		a.path_mtu = rnd(8);
+		a.timeout = rnd(32);
+		a.retry_cnt = rnd(8);
+		a.rnr_retry = rnd(8);
+		a.max_rd_atomic = rnd(256);
+		a.max_dest_rd_atomic = rnd(256);
+		a.dest_qp_num = wild32();
+		a.port_num = rnd(4);
+		a.ah_attr.is_global = rnd(2);
+		a.ah_attr.grh.sgid_index = rnd(256);
+		count(ibv_modify_qp(qp, &a, (int)wild32() & 0x1fffff));
+		return;
+	}
+	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+	       (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
+	count(ibv_modify_qp(qp, &a, mask));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtus[rnd(3)];
+	a.dest_qp_num = dest;
+	a.rq_psn = dest & 0xffffff;
+	a.max_dest_rd_atomic = 1 + rnd(8);
+	a.min_rnr_timer = 1;
+	a.ah_attr = (struct ibv_ah_attr){
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = w->gid, .sgid_index = w->gid_index, .hop_limit = 64 },
+	};
+	mask = IBV_QP_STATE;
+	if (!ud)
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	if (rc)
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	count(ibv_modify_qp(qp, &a, mask));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = qp->qp_num & 0xffffff;
+	/* Short timeouts and finite retries: nothing waits for long. */
+	a.timeout = 6 + rnd(6);
+	a.retry_cnt = rnd(4);
+	a.rnr_retry = rnd(4);
+	a.max_rd_atomic = 1 + rnd(8);
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (rc)
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	count(ibv_modify_qp(qp, &a, mask));
+}
+
+static void op_qp(struct world *w)
+{
+	struct ibv_qp *qp, *peer;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	uint32_t dest;
+
+	switch (rnd(5)) {
+	case 0:
+		qp_create(w);
+		break;
+	case 1:
+		qp = remove_one(w, K_QP, NULL);
+		if (qp)
+			count(ibv_destroy_qp(qp));
+		break;
+	case 2:
+	case 3:
+		qp = take(w, K_QP, NULL);
+		if (!qp)
+			break;
+		peer = take(w, K_QP, NULL);
+		dest = peer ? peer->qp_num : wild32() & 0xffffff;
+		if (one_in(3)) {
+			a.qp_state = IBV_QPS_RESET;
+			count(ibv_modify_qp(qp, &a, IBV_QP_STATE));
+		}
+		qp_connect(w, qp, dest);
+		/* Half the time both ways: a pair that carries traffic. */
+		if (peer && peer != qp && one_in(2)) {
+			a.qp_state = IBV_QPS_RESET;
+			count(ibv_modify_qp(peer, &a, IBV_QP_STATE));
+			qp_connect(w, peer, qp->qp_num);
+		}
+		if (peer)
+			give(w, K_QP, peer);
+		give(w, K_QP, qp);
+		break;
+	default:
+		qp = take(w, K_QP, NULL);
+		if (qp) {
+			count(ibv_query_qp(qp, &a, (int)wild32(), &init));
+			give(w, K_QP, qp);
+		}
+	}
+}
+
+/*
+ * An SGE inside a region that exists now (it may be gone by the time the
+ * WR runs), and the region's rkey and an address inside it; false when
+ * there is no region.
+ */
+static bool region_sge(struct world *w, struct ibv_sge *sge, uint32_t *rkey, uint64_t *raddr)
+{
+	struct ibv_mr *mr = take(w, K_MR, NULL);
+	uint64_t off;
+
+	if (!mr)
+		return false;
+	off = rnd(mr->length);
+	sge->addr = (uint64_t)(uintptr_t)mr->addr + off;
+	sge->length = rnd(mr->length - off + 1);
+	sge->lkey = mr->lkey;
+	*rkey = mr->rkey;
+	*raddr = (uint64_t)(uintptr_t)mr->addr + rnd(mr->length);
+	give(w, K_MR, mr);
+	return true;
+}
+
+static const enum ibv_wr_opcode opcodes[] = {
+	IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
+	IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+	IBV_WR_LOCAL_INV, IBV_WR_SEND_WITH_INV, IBV_WR_BIND_MW,
+};
+
+static void op_post(struct world *w)
+{
+	struct ibv_sge sge[MAX_SGE];
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_recv_wr rwr = {}, *rbad;
+	struct ibv_mw *mw = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_ah *ah = NULL;
+	uint32_t len, rkey = 0;
+	uint64_t raddr = 0;
+	struct ibv_qp *qp;
+	bool valid;
+	int i, n, sub;
+
+	qp = take(w, K_QP, &sub);
+	if (!qp)
+		return;
+	n = one_in(8) ? (int)rnd(MAX_SGE + 1) : 1 + (int)rnd(3);
+	/*
+	 * One bad WR puts an RC QP in the error state for good, so QPs of even
+	 * number are mostly given WRs that name regions that exist: traffic
+	 * that moves while regions, windows and peers come and go.
+	 */
+	valid = qp->qp_num & 1 ? one_in(2) : !one_in(64);
+	for (i = 0; i < MAX_SGE; i++) {
+		if (valid && region_sge(w, &sge[i], &rkey, &raddr))
+			continue;
+		sge[i].addr = some_addr(w, &len);
+		sge[i].length = len;
+		sge[i].lkey = some_key(w, false);
+	}
+	if (one_in(3)) {
+		rwr.wr_id = rnd(1000);
+		rwr.sg_list = sge;
+		rwr.num_sge = n;
+		count(ibv_post_recv(qp, &rwr, &rbad));
+		goto out;
+	}
+	wr.wr_id = rnd(1000);
+	wr.sg_list = sge;
+	wr.num_sge = n;
+	wr.opcode = one_in(16) ? (enum ibv_wr_opcode)rnd(32) : opcodes[rnd(10)];
+	wr.send_flags = rnd(16) & (IBV_SEND_SIGNALED | IBV_SEND_FENCE | IBV_SEND_SOLICITED |
+				   IBV_SEND_INLINE);
+	if (wr.send_flags & IBV_SEND_INLINE) {
+		/* The provider copies inline data here: only from memory that is mapped. */
+		for (i = 0; i < MAX_SGE; i++) {
+			sge[i].addr = (uint64_t)(uintptr_t)w->buf[rnd(NBUF)] + rnd(BUF_LEN / 2);
+			sge[i].length = rnd(one_in(4) ? BUF_LEN / 2 : 128);
+		}
+	}
+	wr.imm_data = wild32();
+	wr.wr.rdma.remote_addr = valid && rkey ? raddr : some_addr(w, &len);
+	wr.wr.rdma.rkey = valid && rkey ? rkey : some_key(w, true);
+	if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = (valid && rkey ? raddr : some_addr(w, &len)) & ~7ULL;
+		if (one_in(4))
+			wr.wr.atomic.remote_addr |= rnd(8);
+		wr.wr.atomic.rkey = valid && rkey ? rkey : some_key(w, true);
+		wr.wr.atomic.compare_add = 1;
+		sge[0].length = 8;
+	}
+	if (wr.opcode == IBV_WR_LOCAL_INV || wr.opcode == IBV_WR_SEND_WITH_INV)
+		wr.invalidate_rkey = some_key(w, true);
+	if (wr.opcode == IBV_WR_BIND_MW) {
+		mw = take(w, K_MW, NULL);
+		mr = take(w, K_MR, NULL);
+		if (!mw || !mr)
+			goto out;
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+		wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+			.mr = mr, .addr = (uint64_t)(uintptr_t)mr->addr,
+			.length = one_in(4) ? wild32() : mr->length,
+			.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		};
+	}
+	if (sub == IBV_QPT_UD) {
+		ah = take(w, K_AH, NULL);
+		if (!ah)
+			goto out;
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = one_in(2) ? qp->qp_num : wild32() & 0xffffff;
+		wr.wr.ud.remote_qkey = one_in(4) ? wild32() : QKEY;
+	}
+	count(ibv_post_send(qp, &wr, &bad));
+out:
+	if (ah)
+		give(w, K_AH, ah);
+	if (mr)
+		give(w, K_MR, mr);
+	if (mw)
+		give(w, K_MW, mw);
+	give(w, K_QP, qp);
+}
+
+/* Random bytes into a QP's own send ring, published, and the doorbell rung. */
+static void op_junk_ring(struct world *w)
+{
+	struct stagdv_ring sq;
+	struct ibv_qp *qp;
+	struct slot *s;
+	uint32_t prod, n, i, j;
+
+	s = take_alone(w, K_QP);
+	if (!s)
+		return;
+	qp = s->obj;
+	if (!stagdv_qp_rings(qp, &sq, NULL) && sq.num_slots) {
+		struct stag_queue_ctl *ctl = sq.ctl;
+
+		prod = ctl->prod;
+		n = 1 + rnd(4);
+		for (i = 0; i < n; i++) {
+			uint8_t *slot = (uint8_t *)sq.slots +
+					((prod + i) & (sq.num_slots - 1)) * sq.slot_size;
+
+			for (j = 0; j < sq.slot_size; j++)
+				slot[j] = (uint8_t)rnd(256);
+		}
+		/* Now and then a producer index that claims too much. */
+		__atomic_store_n(&ctl->prod, one_in(4) ? wild32() : prod + n, __ATOMIC_RELEASE);
+		count(stagdv_qp_doorbell(qp));
+		atomic_fetch_add(&stats->junk_rings, 1);
+	}
+	give_alone(w, s);
+}
+
+/* A child writes to registered memory (copy on write under pinned pages) and exits. */
+static void op_fork(struct world *w)
+{
+	char *b = w->buf[rnd(NBUF)];
+	pid_t pid;
+
+	if (!one_in(8))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		memset(b + rnd(BUF_LEN - 4096), 0x5a, 4096);
+		_exit(0);
+	}
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		atomic_fetch_add(&stats->forks, 1);
+	}
+}
+
+/*
+ * New memory mapped over a buffer with regions over it: the regions keep
+ * the pages they pinned, new ones see the new pages. The address stays
+ * mapped, as the provider reads inline data from it.
+ */
+static void op_remap(struct world *w)
+{
+	char *b = w->buf[rnd(NBUF)];
+
+	if (!one_in(8))
+		return;
+	if (mmap(b, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		 -1, 0) != b)
+		return;
+	memset(b, 0xa5, BUF_LEN);
+	atomic_fetch_add(&stats->remaps, 1);
+}
+
+struct thread_arg {
+	struct world *w;
+	uint64_t seed;
+	unsigned long ops;
+};
+
+/* Each operation, and how often a thread draws it. */
+static const struct {
+	void (*fn)(struct world *w);
+	uint32_t weight;
+} ops[] = {
+	{ op_pd, 3 }, { op_cq, 4 }, { op_mr, 5 }, { op_mw, 3 }, { op_srq, 2 }, { op_ah, 2 },
+	{ op_qp, 6 }, { op_post, 12 }, { op_junk_ring, 1 }, { op_fork, 1 }, { op_remap, 1 },
+};
+
+static void *thread_main(void *arg)
+{
+	struct thread_arg *t = arg;
+	uint32_t total = 0, r;
+	unsigned long i;
+	size_t j;
+
+	rng = t->seed;
+	for (j = 0; j < ARRAY_SIZE(ops); j++)
+		total += ops[j].weight;
+	for (i = 0; i < t->ops; i++) {
+		r = rnd(total);
+		for (j = 0; r >= ops[j].weight; j++)
+			r -= ops[j].weight;
+		ops[j].fn(t->w);
+	}
+	return NULL;
+}
+
+static int destroy_qp(void *o) { return ibv_destroy_qp(o); }
+static int destroy_ah(void *o) { return ibv_destroy_ah(o); }
+static int dealloc_mw(void *o) { return ibv_dealloc_mw(o); }
+static int dereg_mr(void *o) { return ibv_dereg_mr(o); }
+static int destroy_srq(void *o) { return ibv_destroy_srq(o); }
+static int destroy_cq(void *o) { return ibv_destroy_cq(o); }
+static int dealloc_pd(void *o) { return ibv_dealloc_pd(o); }
+
+/* Destroys what a worker holds, in an order the verbs allow. */
+static void teardown(struct world *w)
+{
+	static const struct {
+		enum kind k;
+		int (*destroy)(void *o);
+	} order[] = {
+		{ K_QP, destroy_qp }, { K_AH, destroy_ah }, { K_MW, dealloc_mw },
+		{ K_MR, dereg_mr }, { K_SRQ, destroy_srq }, { K_CQ, destroy_cq },
+		{ K_PD, dealloc_pd },
+	};
+	size_t i;
+	int j;
+
+	for (i = 0; i < ARRAY_SIZE(order); i++)
+		for (j = 0; j < NSLOT; j++)
+			if (w->s[order[i].k][j].obj)
+				count(order[i].destroy(w->s[order[i].k][j].obj));
+	ibv_close_device(w->ctx);
+}
+
+static struct ibv_context *open_by_name(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *c = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			c = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	return c;
+}
+
+static struct world *the_world;
+
+/* A worker's own fault: say where, for addr2line, and die of it. */
+static void fault(int sig, siginfo_t *si, void *uc)
+{
+	void *frames[32];
+	int n = backtrace(frames, 32);
+
+	(void)uc;
+	fprintf(stderr, "fuzz: worker %d: signal %d at %p (buffers %p %p %p %p); backtrace:\n",
+		getpid(), sig, si->si_addr, the_world->buf[0], the_world->buf[1],
+		the_world->buf[2], the_world->buf[3]);
+	backtrace_symbols_fd(frames, n, 2);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void worker(const char *dev, int gid_index, uint64_t seed, int threads)
+{
+	struct thread_arg targ[MAX_THREADS];
+	pthread_t tid[MAX_THREADS];
+	struct sigaction sa = { .sa_sigaction = fault, .sa_flags = SA_SIGINFO };
+	struct world w = { .gid_index = gid_index };
+	int i;
+
+	rng = seed;
+	the_world = &w;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	pthread_mutex_init(&w.lock, NULL);
+	w.ctx = open_by_name(dev);
+	if (!w.ctx || ibv_query_gid(w.ctx, 1, gid_index, &w.gid))
+		_exit(3);
+	for (i = 0; i < NBUF; i++) {
+		w.buf[i] = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (w.buf[i] == MAP_FAILED)
+			_exit(3);
+		memset(w.buf[i], i, BUF_LEN);
+	}
+	/* Something to start from: two PDs and two CQs. */
+	for (i = 0; i < 2; i++) {
+		add(&w, K_PD, made(ibv_alloc_pd(w.ctx)), 0);
+		add(&w, K_CQ, made(ibv_create_cq(w.ctx, 64, NULL, NULL, 0)), 0);
+	}
+	for (i = 0; i < threads; i++) {
+		targ[i] = (struct thread_arg){ .w = &w, .seed = mix(seed + i + 1), .ops = 20000 };
+		pthread_create(&tid[i], NULL, thread_main, &targ[i]);
+	}
+	for (i = 0; i < threads; i++)
+		pthread_join(tid[i], NULL);
+	if (rnd(2))
+		teardown(&w);
+	atomic_fetch_add(&stats->finished, 1);
+	_exit(0);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A worker process; end is when it is killed, or -1 once it has been. */
+struct proc {
+	pid_t pid;
+	double end;
+};
+
+static bool may_go;
+
+/* Reaps a worker that has ended; false if it ended in a way that fails the run. */
+static bool reap(struct proc *p, int status)
+{
+	bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && p->end < 0;
+	bool gone = may_go && WIFEXITED(status) && WEXITSTATUS(status) == 3;
+	pid_t pid = p->pid;
+
+	p->pid = 0;
+	if (killed)
+		atomic_fetch_add(&stats->killed, 1);
+	if (killed || gone || (WIFEXITED(status) && !WEXITSTATUS(status)))
+		return true;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "fuzz: worker %d died of signal %d\n", pid, WTERMSIG(status));
+	else
+		fprintf(stderr, "fuzz: worker %d exited with %d\n", pid, WEXITSTATUS(status));
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	struct proc procs[MAX_PROCS] = {};
+	int nprocs = 3, threads = 3, gid_index = -1, opt, i, status, bad = 0;
+	double seconds = 60, deadline;
+	uint64_t seed = 1, gen = 0;
+	const char *dev = NULL;
+
+	while ((opt = getopt(argc, argv, "d:g:s:t:p:j:R")) != -1) {
+		if (opt == 'd')
+			dev = optarg;
+		else if (opt == 'g')
+			gid_index = atoi(optarg);
+		else if (opt == 's')
+			seed = strtoull(optarg, NULL, 0);
+		else if (opt == 't')
+			seconds = atof(optarg);
+		else if (opt == 'p')
+			nprocs = atoi(optarg);
+		else if (opt == 'j')
+			threads = atoi(optarg);
+		else if (opt == 'R')
+			may_go = true;
+		else
+			goto usage;
+	}
+	if (!dev || gid_index < 0 || nprocs < 1 || nprocs > MAX_PROCS || threads < 1 ||
+	    threads > MAX_THREADS)
+		goto usage;
+	stats = mmap(NULL, sizeof(*stats), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	if (stats == MAP_FAILED)
+		return 2;
+	printf("# fuzz: %s, seed %llu, %.0f s, %d processes of %d threads\n", dev,
+	       (unsigned long long)seed, seconds, nprocs, threads);
+	fflush(stdout);
+	rng = seed;
+	deadline = now() + seconds;
+	for (;;) {
+		bool over = now() >= deadline, any = false;
+
+		for (i = 0; i < nprocs; i++) {
+			if (procs[i].pid) {
+				any = true;
+				if (waitpid(procs[i].pid, &status, WNOHANG) == procs[i].pid) {
+					bad += !reap(&procs[i], status);
+				} else if (procs[i].end > 0 && (now() > procs[i].end || over)) {
+					kill(procs[i].pid, SIGKILL);
+					procs[i].end = -1;
+				}
+				continue;
+			}
+			if (over)
+				continue;
+			any = true;
+			gen++;
+			fflush(stdout);
+			procs[i].pid = fork();
+			if (!procs[i].pid)
+				worker(dev, gid_index, mix(seed ^ (gen << 8) ^ i), threads);
+			atomic_fetch_add(&stats->workers, 1);
+			/* Most are killed mid-flight; a fifth may finish and tear down. */
+			procs[i].end = one_in(5) ? now() + 60 : now() + 0.2 + rnd(2800) / 1000.0;
+		}
+		if (over && !any)
+			break;
+		usleep(20000);
+	}
+	printf("# fuzz: %lu workers (%lu killed, %lu finished), %lu verbs calls, %lu failed "
+	       "(EINVAL %lu, ENOMEM %lu, EBUSY %lu, other %lu), %lu completions polled "
+	       "(%lu flushed, %lu other errors), %lu junk rings, %lu forks, %lu remaps\n",
+	       stats->workers, stats->killed, stats->finished, stats->calls, stats->failed,
+	       stats->einval, stats->enomem, stats->ebusy, stats->other_err, stats->completions,
+	       stats->wc_flushed, stats->wc_errors, stats->junk_rings, stats->forks,
+	       stats->remaps);
+	return bad ? 1 : 0;
+
+usage:
+	fprintf(stderr, "usage: fuzz -d DEV -g GID_INDEX [-s SEED] [-t SECONDS] [-p PROCS] "
+			"[-j THREADS] [-R]\n");
+	return 2;
+}
