@@ -56,7 +56,7 @@ fi
 # nothing. Whatever is still running at the end is killed.
 pair()
 {
-	local name=$1 ready=$2 check=$3 srv=() cli=() crc src why
+	local name=$1 ready=$2 check=$3 srv=() cli=() crc src why try
 	shift 3
 	while [ "$1" != -- ]; do
 		srv+=("$1")
@@ -65,16 +65,22 @@ pair()
 	shift
 	cli=("$@")
 
-	serve_start "$ready" "${srv[*]}" "$limit" "$tmp/srv"
-	src=$?
-	if [ "$src" -ne 0 ]; then
-		_t_report "not ok" "$name" "the server never listened (status $src): $(cat "$tmp/srv")"
-		return
-	fi
-	timeout -k 5 "$limit" "${cli[@]}" >"$tmp/cli" 2>&1
-	crc=$?
-	serve_end "$crc" "$tmp/srv"
-	src=$?
+	for try in 1 2; do
+		serve_start "$ready" "${srv[*]}" "$limit" "$tmp/srv"
+		src=$?
+		if [ "$src" -ne 0 ]; then
+			_t_report "not ok" "$name" "the server never listened (status $src): $(cat "$tmp/srv")"
+			return
+		fi
+		timeout -k 5 "$limit" "${cli[@]}" >"$tmp/cli" 2>&1
+		crc=$?
+		serve_end "$crc" "$tmp/srv"
+		src=$?
+		if [ "$try" = 2 ] || ! perftest_cm_race "$crc" "$tmp/cli"; then
+			break
+		fi
+		echo "# $name: the client's second connect came before the server's second listen, and perftest crashed retrying it; once more"
+	done
 	if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
 		why="client status $crc, server status $src (124: timed out after $limit s)"
 	else
@@ -89,6 +95,20 @@ $(tail -8 "$tmp/cli")
 --- server: ${srv[*]}
 $(tail -8 "$tmp/srv")"
 	fi
+}
+
+# perftest_cm_race STATUS OUT: the client lost a race that is perftest's,
+# not the provider's. With -R a perftest client and server first connect
+# over rdma_cm to swap parameters, then each makes its QPs and the server
+# listens again; a client that gets there first is rejected by the
+# server's CM (IB_CM_REJ_INVALID_SERVICE_ID, 8: nothing listens yet) and
+# retries, and perftest 4.5-0.17 (Debian's) dereferences the cm_ids its
+# first attempt freed: SIGSEGV. rxe against rxe loses it too on a slow
+# guest; upstream perftest fixed the retry in 3d9d8d0 ("Fix crashes and
+# logical flaws in RDMA CM connection retry").
+perftest_cm_race()
+{
+	[ "$1" -eq 139 ] && grep -q "RDMA_CM_EVENT_REJECTED; error: 8\." "$2"
 }
 
 # ---- what each program must print ----
