@@ -145,6 +145,7 @@ struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access)
 	}
 	return &mr->ibmr;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_mr_get_dma);
 
 /*
  * Builds a user region over [start, start + length), pinning it, or over
@@ -538,6 +539,7 @@ int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 	mr_destroy(sdev, mr);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_mr_dereg);
 
 /*
  * Writes the page list of a fast registration (page_size pages, kernel
@@ -604,3 +606,4 @@ enum ib_wc_status stag_mr_fast_reg(struct stag_qp *qp, const struct stag_reg_wr 
 	stag_tpt_set_state(e, STAG_TPT_VALID);
 	return IB_WC_SUCCESS;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_mr_fast_reg);

@@ -70,6 +70,7 @@ err_uncharge:
 	stag_res_uncharge(&sdev->res, STAG_RES_MW);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_mw_alloc);
 
 /**
  * stag_mw_dealloc() - the dealloc_mw verb
@@ -99,6 +100,7 @@ int stag_mw_dealloc(struct ib_mw *ibmw)
 	stag_res_uncharge(&sdev->res, STAG_RES_MW);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_mw_dealloc);
 
 /**
  * stag_mw_check_bind() - may this bind happen?
@@ -271,3 +273,4 @@ enum ib_wc_status stag_mw_bind(struct stag_qp *qp, const struct stag_swqe *wqe)
 	mutex_unlock(&tpt->lock);
 	return status;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_mw_bind);
