@@ -33,7 +33,7 @@ module:
 provider:
 	$(MAKE) -C tools/provider
 
-tests:
+tests: provider
 	$(MAKE) -C tools/testing/selftests
 
 install: module provider
