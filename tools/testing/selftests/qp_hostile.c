@@ -8,7 +8,9 @@
  * harness fails the run on any kernel report).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,6 +503,221 @@ out:
 	ibv_dealloc_mw(mw);
 }
 
+/* ---- a READ flood that matches a connection exactly ---- */
+
+#define FLOOD_REQS	5000
+#define FLOOD_LEN	(64 << 10)	/* 64 responses at a path MTU of 1024: 320 MiB in all */
+#define FLOOD_BIG	(1024 * 1024)	/* every FLOOD_EVERY-th asks for the whole region */
+#define FLOOD_EVERY	2500
+#define FLOOD_MIN_READS	64		/* reads answered: 64 times max_dest_rd_atomic (1) */
+/*
+ * What the flood may cost the guest, in bytes: a seventh of what it asks
+ * for, with room for what the debug kernel's KASAN keeps of freed packets
+ * (20 MiB of MemAvailable for four times as many packets).
+ */
+#define FLOOD_MEM_MAX	(48L << 20)
+
+/* A line of /proc/meminfo, in bytes; -1 if there is none. */
+static long meminfo_bytes(const char *key)
+{
+	char line[128];
+	size_t n = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':' &&
+		    sscanf(line + n + 1, "%ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v < 0 ? -1 : v * 1024;
+}
+
+/* bin/inject, beside this program. */
+static bool inject_path(char *path, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", path, len - sizeof("inject"));
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	path[n] = 0;
+	slash = strrchr(path, '/');
+	if (!slash)
+		return false;
+	memcpy(slash + 1, "inject", sizeof("inject"));
+	return !access(path, X_OK);
+}
+
+/*
+ * The injector run to its end while this process watches the guest's
+ * memory: its output into @out, the lowest MemAvailable and the highest
+ * Slab seen in *@avail_min and *@slab_max. Exit status, or -1.
+ */
+static int flood_run(char *const argv[], char *out, size_t olen, long *avail_min,
+		     long *slab_max)
+{
+	int fds[2], status = -1;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		return -1;
+	}
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	for (;;) {
+		long a = meminfo_bytes("MemAvailable"), s = meminfo_bytes("Slab");
+		pid_t done = waitpid(pid, &status, WNOHANG);
+
+		if (a >= 0 && a < *avail_min)
+			*avail_min = a;
+		if (s > *slab_max)
+			*slab_max = s;
+		while (got + 1 < olen && (n = read(fds[0], out + got, olen - 1 - got)) > 0)
+			got += n;
+		if (done == pid)
+			break;
+		usleep(20000);
+	}
+	out[got] = 0;
+	close(fds[0]);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * What the IBA cannot refuse: RDMA READ requests that match a connection
+ * exactly (the peer's address, the QP, the next PSN, the real R_Key), from
+ * a peer that ignores max_dest_rd_atomic (1): FLOOD_REQS of them as fast as
+ * bin/inject's raw socket sends them, 64 KiB each and some the whole
+ * region, 320 MiB asked for in all. A responder that took every request
+ * and built its answer would need that much; stag keeps max_dest_rd_atomic
+ * resources and 512 queued requests per QP, answers what it took one read
+ * after another, and drops the rest (drop_backlog, then one NAK and
+ * drop_psn for the gap), so the guest's memory stays where it was. The
+ * responses reach a requester that asked for none, which drops them:
+ * nothing completes, nothing of its memory changes. The connection itself
+ * is lost, as RoCE defines it: the responder now expects PSNs the requester
+ * never sent, so the requester's next WRITE is taken for a duplicate, never
+ * lands, and ends in IBV_WC_RETRY_EXC_ERR. Other QPs of the device work.
+ */
+static void read_flood(void)
+{
+	struct buf *region = buf_new(FLOOD_BIG, LW | RR), *mine = buf_new(FLOOD_BIG, LW);
+	struct buf *small = buf_new(64, LW);
+	long avail0, avail_min, slab0, slab_max, backlog = 0;
+	unsigned long responses = 0, reads = 0, resyncs = 0;
+	char prog[256], target[INET_ADDRSTRLEN], spec[160], big[32], mtus[16], count[16];
+	char *const inj[] = { prog, "-t", target, "-p", target, "-i", "lo", "-m", mtus, "-n", count,
+			       "-R", spec, "-B", big, NULL };
+	char out[4096], *line;
+	struct ibv_send_wr wr;
+	struct ibv_sge s;
+	struct conn ca, cb;
+	struct end *a, *b;
+	int rc;
+
+	if (is_stag() && !stag_wire()) {
+		case_skip("over loopback no packet reaches the responder (stag.loopback=0 does)");
+		return;
+	}
+	if (memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+		case_skip("inject sends IPv4 and the port's GID is not IPv4-mapped");
+		return;
+	}
+	if (!inject_path(prog, sizeof(prog))) {
+		t_fail("no bin/inject beside qp_test");
+		return;
+	}
+	if (!region || !mine || !small)
+		return;
+	fill(region->data, FLOOD_BIG, 61);
+	a = end_new(IBV_QPT_RC, NULL, true);
+	b = end_new(IBV_QPT_RC, NULL, true);
+	if (!a || !b)
+		return;
+	ca = conn_default(b);
+	cb = conn_default(a);
+	ca.timeout = 12;	/* 16 ms */
+	ca.retry_cnt = 1;
+	if (!pair_connect(a, &ca, b, &cb))
+		return;
+
+	/* One real READ first: the connection works, and B expects rq_psn + 1. */
+	s = sge_of(small, 0, 64);
+	wr = wr_rdma(1, IBV_WR_RDMA_READ, &s, 1, region, 0);
+	if (post(a, &wr) ||
+	    !expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, NULL, "a real READ first"))
+		return;
+	expect_bytes(small->data, region->data, 64, "the real READ");
+
+	inet_ntop(AF_INET, gid.raw + 12, target, sizeof(target));
+	snprintf(spec, sizeof(spec), "%#x:%#x:%#x:%#x:%#lx:%u", b->qp->qp_num, a->qp->qp_num,
+		 (cb.rq_psn + 1) & 0xffffff, region->mr->rkey, (unsigned long)region->data,
+		 FLOOD_LEN);
+	snprintf(big, sizeof(big), "%u:%u", FLOOD_BIG, FLOOD_EVERY);
+	snprintf(mtus, sizeof(mtus), "%u", 128u << port_attr.active_mtu);
+	snprintf(count, sizeof(count), "%u", FLOOD_REQS);
+	if (is_stag())
+		backlog = hw_counter("drop_backlog");
+	avail0 = meminfo_bytes("MemAvailable");
+	avail_min = avail0;
+	slab0 = meminfo_bytes("Slab");
+	slab_max = slab0;
+	rc = flood_run(inj, out, sizeof(out), &avail_min, &slab_max);
+	for (line = out; (line = strstr(line, "# inject: ")); line++)
+		printf("%.*s\n", (int)strcspn(line, "\n"), line);
+	line = strstr(out, "flood: ");
+	if (line)
+		sscanf(line, "flood: %lu responses to QP %*x opening %lu reads, %lu resyncs",
+		       &responses, &reads, &resyncs);
+	printf("# %s: %lu responses opening %lu reads, %lu restarts after a NAK; "
+	       "MemAvailable -%ld KiB at most, Slab +%ld KiB at most\n", target, responses, reads,
+	       resyncs, (avail0 - avail_min) / 1024, (slab_max - slab0) / 1024);
+	t_check(rc == 0, "inject %s -R %s: exit status %d", target, spec, rc);
+	t_check(reads >= FLOOD_MIN_READS,
+		"the responder answered %lu forged reads, not %d or more: no flood was taken",
+		reads, FLOOD_MIN_READS);
+	t_check(avail0 > 0 && avail0 - avail_min < FLOOD_MEM_MAX,
+		"MemAvailable fell by %ld KiB during the flood (at most %ld)",
+		(avail0 - avail_min) / 1024, FLOOD_MEM_MAX / 1024);
+
+	if (is_stag())
+		t_check(hw_counter("drop_backlog") > backlog,
+			"drop_backlog did not grow: the responder queued all %d requests",
+			FLOOD_REQS);
+
+	/* The responses asked for nothing: dropped, nothing placed, nothing completed. */
+	expect_none(a->scq, QUIET_MS, "the requester after the flood");
+	expect_none(b->rcq, 0, "the responder after the flood");
+	expect_blank(mine, "the requester's memory");
+	expect_data(region, 61, "the region read by the flood");
+	expect_state(b->qp, IBV_QPS_RTS, "the responder");
+
+	/* The connection is lost: the responder takes the requester's PSNs for old ones. */
+	fill(small->data, 64, 62);
+	s = sge_of(small, 0, 64);
+	wr = wr_rdma(2, IBV_WR_RDMA_WRITE, &s, 1, region, 0);
+	if (!post(a, &wr))
+		expect_wc(a->scq, 2, IBV_WC_RETRY_EXC_ERR, -1, NULL,
+			  "a WRITE after the flood (the responder expects other PSNs)");
+	expect_data(region, 61, "the region after that WRITE");
+	expect_device_works();
+}
+
 const struct qp_case hostile_cases[] = {
 	{ "raw WQE: a well-formed SEND written into the ring by hand completes", raw_good },
 	{ "raw WQE with opcode 0xff: IBV_WC_LOC_QP_OP_ERR, the QP in ERR", raw_opcode_ff },
@@ -520,5 +737,7 @@ const struct qp_case hostile_cases[] = {
 	  "SEND_WITH_INV are dropped, counted, and change nothing", stranger_dropped },
 	{ "32 WQEs of random bytes: errors, no hang, the QP in ERR, the device still works",
 	  raw_fuzz },
+	{ "5000 forged READ requests that match a connection exactly: answered from fixed "
+	  "resources, memory bounded, the requester untouched, the connection lost", read_flood },
 	{ NULL }
 };
