@@ -65,7 +65,7 @@ pair()
 	shift
 	cli=("$@")
 
-	for try in 1 2; do
+	for try in 1 2 3; do
 		serve_start "$ready" "${srv[*]}" "$limit" "$tmp/srv"
 		src=$?
 		if [ "$src" -ne 0 ]; then
@@ -76,7 +76,7 @@ pair()
 		crc=$?
 		serve_end "$crc" "$tmp/srv"
 		src=$?
-		if [ "$try" = 2 ] || ! perftest_cm_race "$crc" "$tmp/cli"; then
+		if [ "$try" = 3 ] || ! perftest_cm_race "$crc" "$tmp/cli"; then
 			break
 		fi
 		echo "# $name: the client's second connect came before the server's second listen, and perftest crashed retrying it; once more"
@@ -105,7 +105,8 @@ $(tail -8 "$tmp/srv")"
 # retries, and perftest 4.5-0.17 (Debian's) dereferences the cm_ids its
 # first attempt freed: SIGSEGV. rxe against rxe loses it too on a slow
 # guest; upstream perftest fixed the retry in 3d9d8d0 ("Fix crashes and
-# logical flaws in RDMA CM connection retry").
+# logical flaws in RDMA CM connection retry"). pair() runs such a case up
+# to three times: CI run 18 saw ib_send_lat -R lose it twice in a row.
 perftest_cm_race()
 {
 	[ "$1" -eq 139 ] && grep -q "RDMA_CM_EVENT_REJECTED; error: 8\." "$2"

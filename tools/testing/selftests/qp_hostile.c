@@ -616,7 +616,7 @@ static int flood_run(char *const argv[], char *out, size_t olen, long *avail_min
  */
 static void read_flood(void)
 {
-	struct buf *region = buf_new(FLOOD_BIG, LW | RR), *mine = buf_new(FLOOD_BIG, LW);
+	struct buf *region = buf_new(FLOOD_BIG, LW | RR | RW), *mine = buf_new(FLOOD_BIG, LW);
 	struct buf *small = buf_new(64, LW);
 	long avail0, avail_min, slab0, slab_max, backlog = 0, sent;
 	unsigned long responses = 0, reads = 0, resyncs = 0;
@@ -713,7 +713,11 @@ static void read_flood(void)
 	expect_data(region, 61, "the region read by the flood");
 	expect_state(b->qp, IBV_QPS_RTS, "the responder");
 
-	/* The connection is lost: the responder takes the requester's PSNs for old ones. */
+	/*
+	 * The connection is lost: the responder takes the requester's PSNs
+	 * for old ones. The region takes remote writes, so a WRITE the
+	 * responder ran would land and complete.
+	 */
 	fill(small->data, 64, 62);
 	s = sge_of(small, 0, 64);
 	wr = wr_rdma(2, IBV_WR_RDMA_WRITE, &s, 1, region, 0);
