@@ -38,7 +38,9 @@
  * attack RoCE cannot refuse, and it shows what the responder keeps for
  * reads it has taken: a READ flood from a peer that ignores
  * max_dest_rd_atomic. Watching IFACE (-i), the flood counts the responses
- * sent to PEERQPN and, when the responder NAKs a sequence error (its
+ * sent to PEERQPN (it sees them only where they leave from, the
+ * responder's host: TARGET and PEER one address, IFACE lo, as qp_test
+ * runs it) and, when the responder NAKs a sequence error (its
  * backlog overflowed and a request was dropped), goes on from the PSN the
  * NAK names, as a requester would. With -w, at most WINDOW reads are left
  * unanswered, and 300 ms without a response also sends the flood back to
@@ -201,9 +203,9 @@ static int watch_fd = -1;
 static struct in_addr target, peer;
 static bool have_peer;
 
-/* Reads what the packet socket holds: packets to TARGET's port 4791. */
 static void flood_seen(const uint8_t *b, size_t n, const struct sockaddr_ll *from);
 
+/* Reads what the packet socket holds: packets to TARGET's port 4791. */
 static void watch(unsigned long now)
 {
 	uint8_t b[128];
@@ -250,7 +252,6 @@ static void watch(unsigned long now)
 static int watch_open(const char *iface)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
-
 	int rcvbuf = 8 << 20;
 
 	sll.sll_ifindex = if_nametoindex(iface);
