@@ -439,7 +439,6 @@ static void mw_bind2_wr_api(void)
 	struct ibv_mw *mw = mw_new(IBV_MW_TYPE_2);
 	struct ibv_mw_bind_info info;
 	struct end *a, *b;
-	struct conn ca, cb;
 	struct ibv_qp_ex *qpx;
 	struct win w;
 	int ret;
@@ -450,9 +449,7 @@ static void mw_bind2_wr_api(void)
 	b = end_ex();
 	if (!a || !b)
 		return;
-	ca = conn_default(b);
-	cb = conn_default(a);
-	if (!pair_connect(a, &ca, b, &cb))
+	if (!pair_connect_default(a, b))
 		return;
 	qpx = ibv_qp_to_qp_ex(b->qp);
 	if (!qpx) {

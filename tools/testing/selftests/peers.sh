@@ -132,8 +132,11 @@ if [ -n "$pnetdev" ] && serve "$port"; then
 	grep '^# [0-9]* WRITEs done' "$tmp/victim"
 	t_run "this side's WRITE in flight: RETRY_EXC_ERR, the rest flushed" \
 		grep -q "^ok - peers: RC WRITEs until the peer's device is gone" "$tmp/victim"
-	grep -q "^ok - peers: RC WRITEs until" "$tmp/victim" ||
-		sed -n '/^not ok/,+4p' "$tmp/victim" | sed 's/^/# victim: /'
+	if ! grep -q "^ok - peers: RC WRITEs until" "$tmp/victim"; then
+		sed -n '/^not ok/,+4p;/^# .*drv_/p' "$tmp/victim" | sed 's/^/# victim: /'
+		grep -H . /sys/class/infiniband/"$dev"/ports/1/hw_counters/* 2>/dev/null |
+			grep -v ':0$' | sed 's|.*/|# counter: |'
+	fi
 	kill -9 "$VICTIM" 2>/dev/null
 	wait "$VICTIM" 2>/dev/null
 	serve_end 1 "$tmp/srv"

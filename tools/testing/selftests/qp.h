@@ -94,6 +94,9 @@ int qp_to_rtr(struct ibv_qp *qp, const struct conn *c);
 int qp_to_rts(struct ibv_qp *qp, const struct conn *c);
 bool connect_end(struct end *e, const struct conn *c);
 bool pair_new(enum ibv_qp_type type, struct end **a, struct end **b);
+bool pair_ends(enum ibv_qp_type type, struct end **a, struct end **b, struct conn *ca,
+	       struct conn *cb);
+bool pair_connect_default(struct end *a, struct end *b);
 bool pair_connect(struct end *a, const struct conn *ca, struct end *b, const struct conn *cb);
 struct ibv_ah *ah_to(const union ibv_gid *dgid);
 struct ibv_ah *ah_new(void);

@@ -51,7 +51,6 @@ static void cq_channel(void)
 	struct ibv_cq *cq = NULL;
 	struct ibv_sge s, r;
 	struct end *a, *b;
-	struct conn ca, cb;
 	int i, ret;
 
 	if (!ch) {
@@ -69,9 +68,7 @@ static void cq_channel(void)
 	b = end_on(IBV_QPT_RC, cq_new(), cq, NULL, true);
 	if (!src || !dst || !a || !b)
 		return;
-	ca = conn_default(b);
-	cb = conn_default(a);
-	if (!pair_connect(a, &ca, b, &cb))
+	if (!pair_connect_default(a, b))
 		return;
 	s = sge_of(src, 0, 64);
 	for (i = 0; i < 4; i++) {
@@ -305,7 +302,6 @@ static void qp_reset_reconnect(void)
 	struct buf *src = buf_new(64, LW), *dst = buf_new(64, LW);
 	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR }, reset = { .qp_state = IBV_QPS_RESET };
 	struct end *a, *b;
-	struct conn ca, cb;
 	struct ibv_sge s, r;
 
 	if (!src || !dst || !pair_new(IBV_QPT_RC, &a, &b))
@@ -319,9 +315,7 @@ static void qp_reset_reconnect(void)
 	    !modify_ok(a->qp, reset, IBV_QP_STATE, "RTS->RESET"))
 		return;
 	expect_state(b->qp, IBV_QPS_RESET, "after ERR->RESET");
-	ca = conn_default(b);
-	cb = conn_default(a);
-	if (!pair_connect(a, &ca, b, &cb))
+	if (!pair_connect_default(a, b))
 		return;
 	fill(src->data, 64, 60);
 	s = sge_of(src, 0, 64);
@@ -374,14 +368,11 @@ static void qp_ex(void)
 	struct ibv_wc wc;
 	char inl[32], want[1024];
 	uint64_t old, v;
-	struct conn ca, cb;
 	int i, ret;
 
 	if (!src || !dst || !loc || !a || !b)
 		return;
-	ca = conn_default(b);
-	cb = conn_default(a);
-	if (!pair_connect(a, &ca, b, &cb))
+	if (!pair_connect_default(a, b))
 		return;
 	x = ibv_qp_to_qp_ex(a->qp);
 	if (!x) {
@@ -539,7 +530,6 @@ static void cq_ex(void)
 	struct ibv_send_wr wr;
 	struct wc_ex w[4];
 	struct end *a, *b;
-	struct conn ca, cb;
 	int i;
 
 	if (!scq || !rcq || !src || !dst)
@@ -548,9 +538,7 @@ static void cq_ex(void)
 	b = end_on(IBV_QPT_RC, cq_new(), ibv_cq_ex_to_cq(rcq), NULL, true);
 	if (!a || !b)
 		return;
-	ca = conn_default(b);
-	cb = conn_default(a);
-	if (!pair_connect(a, &ca, b, &cb))
+	if (!pair_connect_default(a, b))
 		return;
 	fill(src->data, 256, 64);
 	for (i = 0; i < 2; i++) {

@@ -24,12 +24,8 @@ static bool pair_retry(struct end **a, struct end **b, uint8_t timeout, uint8_t 
 {
 	struct conn ca, cb;
 
-	*a = end_new(IBV_QPT_RC, NULL, true);
-	*b = end_new(IBV_QPT_RC, NULL, true);
-	if (!*a || !*b)
+	if (!pair_ends(IBV_QPT_RC, a, b, &ca, &cb))
 		return false;
-	ca = conn_default(*b);
-	cb = conn_default(*a);
 	ca.timeout = timeout;
 	ca.retry_cnt = retry_cnt;
 	ca.rnr_retry = rnr_retry;
@@ -301,7 +297,6 @@ static void rc_unsignaled_error(void)
 	struct buf *src = buf_new(100, LW);
 	struct ibv_send_wr wr;
 	struct end *a, *b;
-	struct conn ca, cb;
 	struct ibv_sge s;
 
 	if (!src)
@@ -310,9 +305,7 @@ static void rc_unsignaled_error(void)
 	b = end_new(IBV_QPT_RC, NULL, false);
 	if (!a || !b)
 		return;
-	ca = conn_default(b);
-	cb = conn_default(a);
-	if (!pair_connect(a, &ca, b, &cb))
+	if (!pair_connect_default(a, b))
 		return;
 	s = sge_of(src, 0, 100);
 	s.lkey = stale(s.lkey);
@@ -368,6 +361,94 @@ static void rc_rnr_retried(void)
 	expect_wc(b->rcq, 10, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, "receiver");
 	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "sender");
 	expect_data(dst, 30, "received");
+}
+
+/* What "rdma -dd resource show qp" says of the requester, and its wire side. */
+enum { RQ_SENDS, RQ_RNR_WAIT, RQ_RNR_LEFT, RQ_TIMER, RQ_NEXT, RQ_UNA, RQ_HI, RQ_N };
+static const char *const rq_names[RQ_N] = {
+	"sends", "rnr_wait", "rnr_left", "timer_ms", "next_psn", "una_psn", "hi_psn",
+};
+
+static bool rq_read(const struct end *e, long long *v)
+{
+	int ret = res_qp_attrs(e->qp->qp_num, rq_names, v, RQ_N);
+
+	t_check(ret == 1, "QP %u: %s", e->qp->qp_num,
+		ret ? "rdma -dd resource show qp failed" : "not listed");
+	return ret == 1;
+}
+
+static bool rnr_waiting(const struct end *e, long long *v)
+{
+	return res_qp_attrs(e->qp->qp_num, rq_names, v, RQ_N) == 1 && v[RQ_RNR_WAIT] == 1;
+}
+
+/*
+ * A SEND in an RNR wait, and after: rdma resource show qp -dd tells what
+ * the requester waits for. The responder's min_rnr_timer is 31 (491.52
+ * ms), so the wait is long enough to be seen.
+ */
+static void rc_rnr_shown(void)
+{
+	struct buf *src = buf_new(100, LW), *dst = buf_new(100, LW);
+	struct ibv_send_wr wr;
+	struct end *a, *b;
+	struct conn ca, cb;
+	struct ibv_sge s, r;
+	long long v[RQ_N];
+	int i;
+
+	if (!is_stag()) {
+		case_skip("the driver attributes are stag's");
+		return;
+	}
+	if (!src || !dst || !pair_ends(IBV_QPT_RC, &a, &b, &ca, &cb))
+		return;
+	cb.min_rnr_timer = 31;
+	if (!pair_connect(a, &ca, b, &cb))
+		return;
+	if (!rq_read(a, v))
+		return;
+	t_check(v[RQ_SENDS] == 0 && v[RQ_RNR_WAIT] == 0 && v[RQ_RNR_LEFT] == 7 &&
+		v[RQ_TIMER] == -1, "idle: sends %lld rnr_wait %lld rnr_left %lld timer_ms %lld, "
+		"expected 0 0 7 and none", v[RQ_SENDS], v[RQ_RNR_WAIT], v[RQ_RNR_LEFT],
+		v[RQ_TIMER]);
+	fill(src->data, 100, 31);
+	s = sge_of(src, 0, 100);
+	wr = wr_send(1, &s, 1);
+	if (post(a, &wr))
+		return;
+	for (i = 0; i < 500 && !rnr_waiting(a, v); i++)
+		usleep(10000);
+	t_check(v[RQ_RNR_WAIT] == 1, "no RNR wait shown in 5 s (rnr_wait %lld)", v[RQ_RNR_WAIT]);
+	t_check(v[RQ_SENDS] == 1, "waiting: sends %lld, expected 1", v[RQ_SENDS]);
+	t_check(v[RQ_RNR_LEFT] == 7, "waiting: rnr_left %lld, expected 7 (for ever)",
+		v[RQ_RNR_LEFT]);
+	/* 491.52 ms, rounded up to jiffies, and one more. */
+	t_check(v[RQ_TIMER] >= 0 && v[RQ_TIMER] <= 520, "waiting: timer_ms %lld, expected "
+		"0 to 520", v[RQ_TIMER]);
+	if (stag_wire())
+		t_check(v[RQ_UNA] == ((v[RQ_NEXT] - 1) & 0xffffff) && v[RQ_HI] == v[RQ_NEXT],
+			"waiting on the wire: una_psn %#llx hi_psn %#llx next_psn %#llx, expected "
+			"the SEND's one PSN sent and not acknowledged", v[RQ_UNA], v[RQ_HI],
+			v[RQ_NEXT]);
+	r = sge_of(dst, 0, 100);
+	if (post_recv(b, 10, &r, 1))
+		return;
+	expect_wc(b->rcq, 10, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, "receiver");
+	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "sender");
+	expect_data(dst, 31, "received");
+	if (!rq_read(a, v))
+		return;
+	t_check(v[RQ_SENDS] == 0 && v[RQ_RNR_WAIT] == 0 && v[RQ_TIMER] == -1,
+		"done: sends %lld rnr_wait %lld timer_ms %lld, expected 0 0 and none",
+		v[RQ_SENDS], v[RQ_RNR_WAIT], v[RQ_TIMER]);
+	if (stag_wire())
+		t_check(v[RQ_UNA] >= 0 && v[RQ_UNA] == v[RQ_HI] && v[RQ_HI] == v[RQ_NEXT],
+			"done on the wire: una_psn %#llx hi_psn %#llx next_psn %#llx, expected "
+			"all three equal", v[RQ_UNA], v[RQ_HI], v[RQ_NEXT]);
+	else
+		t_check(v[RQ_UNA] == -1, "over loopback: una_psn %#llx shown", v[RQ_UNA]);
 }
 
 /* SENDs to @dest_qpn with timeout 8 (about 1 ms) and retry_cnt 1. */
@@ -499,6 +580,8 @@ const struct qp_case err_cases[] = {
 	{ "RC SEND with no receive and rnr_retry 0: IBV_WC_RNR_RETRY_EXC_ERR", rc_rnr_exceeded },
 	{ "RC SEND with rnr_retry 7 completes once a receive is posted 50 ms later",
 	  rc_rnr_retried },
+	{ "rdma -dd resource show qp: an RC SEND in its RNR wait (rnr_wait 1, timer_ms <= 520, "
+	  "sends 1; on the wire one PSN unacknowledged), and after it (all clear)", rc_rnr_shown },
 	{ "RC SEND to a QP number that does not exist (timeout 8, retry_cnt 1): RETRY_EXC_ERR",
 	  rc_retry_no_qp },
 	{ "RC SEND to a peer left in INIT (timeout 8, retry_cnt 1): RETRY_EXC_ERR",

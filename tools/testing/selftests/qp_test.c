@@ -363,7 +363,6 @@ static void rc_unsignaled(void)
 	struct ibv_sge s[10], r[10];
 	struct ibv_send_wr wr;
 	struct end *a, *b;
-	struct conn ca, cb;
 	int i;
 
 	if (!src || !dst)
@@ -372,9 +371,7 @@ static void rc_unsignaled(void)
 	b = end_new(IBV_QPT_RC, NULL, false);
 	if (!a || !b)
 		return;
-	ca = conn_default(b);
-	cb = conn_default(a);
-	if (!pair_connect(a, &ca, b, &cb))
+	if (!pair_connect_default(a, b))
 		return;
 	fill(src->data, 1000, 13);
 	for (i = 0; i < 10; i++) {

@@ -563,18 +563,36 @@ bool pair_connect(struct end *a, const struct conn *ca, struct end *b, const str
 	return connect_end(a, &x) && connect_end(b, &y);
 }
 
+/* Connects @a and @b to each other, each as conn_default() has it. */
+bool pair_connect_default(struct end *a, struct end *b)
+{
+	struct conn ca = conn_default(b), cb = conn_default(a);
+
+	return pair_connect(a, &ca, b, &cb);
+}
+
+/*
+ * Two QPs of @type (RC or UC), not connected yet: @ca and @cb say how they
+ * will be, for the case to change before pair_connect().
+ */
+bool pair_ends(enum ibv_qp_type type, struct end **a, struct end **b, struct conn *ca,
+	       struct conn *cb)
+{
+	*a = end_new(type, NULL, true);
+	*b = end_new(type, NULL, true);
+	if (!*a || !*b)
+		return false;
+	*ca = conn_default(*b);
+	*cb = conn_default(*a);
+	return true;
+}
+
 /* Two QPs of @type (RC or UC) connected to each other. */
 bool pair_new(enum ibv_qp_type type, struct end **a, struct end **b)
 {
 	struct conn ca, cb;
 
-	*a = end_new(type, NULL, true);
-	*b = end_new(type, NULL, true);
-	if (!*a || !*b)
-		return false;
-	ca = conn_default(*b);
-	cb = conn_default(*a);
-	return pair_connect(*a, &ca, *b, &cb);
+	return pair_ends(type, a, b, &ca, &cb) && pair_connect(*a, &ca, *b, &cb);
 }
 
 /* An address handle to the port of GID @dgid. */

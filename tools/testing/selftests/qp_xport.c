@@ -211,15 +211,11 @@ static void ud_too_long(void)
 /* An RC pair whose responder @b takes its receives from @srq. */
 static bool pair_srq(struct ibv_srq *srq, struct end **a, struct end **b)
 {
-	struct conn ca, cb;
-
 	*a = end_new(IBV_QPT_RC, NULL, true);
 	*b = end_new(IBV_QPT_RC, srq, true);
 	if (!*a || !*b)
 		return false;
-	ca = conn_default(*b);
-	cb = conn_default(*a);
-	return pair_connect(*a, &ca, *b, &cb);
+	return pair_connect_default(*a, *b);
 }
 
 static int post_srq(struct ibv_srq *srq, uint64_t wr_id, struct ibv_sge *sg)

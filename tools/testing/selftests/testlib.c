@@ -303,6 +303,59 @@ int read_byte(int fd, int ms)
 	return c;
 }
 
+/* ---- rdma resource show qp ---- */
+
+/**
+ * res_qp_attrs() - driver attributes of a QP in "rdma -dd resource show qp"
+ * @qpn: the QP, of dev_name
+ * @names: the attributes, without rdma's "drv_" prefix
+ * @vals: filled: each one's value, or -1 when the QP's entry lacks it
+ * @n: how many
+ *
+ * An entry starts at its "link" and may run over several lines.
+ *
+ * Return: 1 when the QP is listed, 0 when it is not, -1 when rdma fails.
+ */
+int res_qp_attrs(uint32_t qpn, const char *const *names, long long *vals, int n)
+{
+	char out[16384], cmd[128], *tok, *val, *save;
+	bool mine = false, dev_ok = false, found = false;
+	size_t len = 0, got;
+	int i;
+	FILE *f;
+
+	for (i = 0; i < n; i++)
+		vals[i] = -1;
+	snprintf(cmd, sizeof(cmd), "rdma -dd resource show qp lqpn %u 2>&1", qpn);
+	fflush(stdout);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (len < sizeof(out) - 1 && (got = fread(out + len, 1, sizeof(out) - 1 - len, f)))
+		len += got;
+	out[len] = 0;
+	if (pclose(f))
+		return -1;
+	for (tok = strtok_r(out, SEP, &save); tok; tok = strtok_r(NULL, SEP, &save)) {
+		val = strtok_r(NULL, SEP, &save);
+		if (!val)
+			break;
+		if (!strcmp(tok, "link")) {
+			dev_ok = !strncmp(val, dev_name, strlen(dev_name)) &&
+				 val[strlen(dev_name)] == '/';
+			mine = false;
+		} else if (!strcmp(tok, "lqpn")) {
+			mine = dev_ok && strtoul(val, NULL, 0) == qpn;
+			found |= mine;
+		} else if (mine && !strncmp(tok, "drv_", 4)) {
+			for (i = 0; i < n; i++)
+				if (!strcmp(tok + 4, names[i]))
+					vals[i] = strtoll(val, NULL, 0);
+		}
+	}
+	return found;
+}
+
 /* ---- rdma resource show mr ---- */
 
 /**

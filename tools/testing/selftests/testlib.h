@@ -56,6 +56,8 @@ struct ibv_context *open_dev(const char *name);
 void *map(size_t len, int prot);
 int read_byte(int fd, int ms);
 
+int res_qp_attrs(uint32_t qpn, const char *const *names, long long *vals, int n);
+
 /* ---- rdma resource show mr ---- */
 
 struct res_mr {

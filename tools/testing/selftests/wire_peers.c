@@ -130,6 +130,8 @@ static bool writes(struct end *e, struct buf *lb, const struct rbuf *rb, unsigne
 		}
 		if (poll_n(e->scq, &wc, 1, 60000) != 1) {
 			t_fail("WRITE %u of %u: no completion in 60 s", done, posted);
+			/* What the requester waits for. */
+			sh("rdma -dd resource show qp lqpn %u | sed 's/^/# /'", e->qp->qp_num);
 			break;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {

@@ -614,6 +614,39 @@ int stag_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
+/**
+ * stag_qp_fill_res_entry() - driver attributes for rdma resource show qp
+ * @msg: the netlink message
+ * @ibqp: the QP
+ *
+ * "rdma -dd resource show qp" shows where the requester, the wire and the
+ * responder stand: enough to tell what a transfer that stopped waits for.
+ * The core holds the QP for the call; destroy waits for it.
+ *
+ * Return: 0, -EMSGSIZE when the message is full, or -EINTR.
+ */
+int stag_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct stag_qp *qp = to_stag_qp(ibqp);
+	struct nlattr *table;
+	int ret;
+
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	ret = stag_req_fill_res(msg, qp);
+	if (!ret)
+		ret = stag_roce_fill_res(msg, qp);
+	if (!ret)
+		ret = stag_roce_resp_fill_res(msg, qp);
+	if (ret) {
+		nla_nest_cancel(msg, table);
+		return ret;
+	}
+	nla_nest_end(msg, table);
+	return 0;
+}
+
 /*
  * After this the requester cannot arm the timer or be queued by it again,
  * and no other thread can find the QP; what is in flight holds a

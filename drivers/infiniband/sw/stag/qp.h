@@ -176,6 +176,7 @@ int stag_qp_query(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int stag_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata);
 int stag_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		      const struct ib_send_wr **bad_wr);
+int stag_qp_fill_res_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int stag_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr);
 

@@ -20,6 +20,7 @@
  */
 
 #include <linux/jiffies.h>
+#include <rdma/restrack.h>
 
 #include "ah.h"
 #include "cq.h"
@@ -379,4 +380,54 @@ void stag_req_reset(struct stag_qp *qp)
 	sq->rd_atomic = 0;
 	sq->nak_retry = false;
 	sq->goback_sent = false;
+}
+
+/**
+ * stag_req_fill_res() - the requester's state for rdma resource show qp -dd
+ * @msg: the netlink message, inside the QP's driver table
+ * @qp: the QP
+ *
+ * A consistent picture, read under sq.mutex: what a stalled transfer is
+ * waiting for (the timer, an RNR wait, ACKs up to una_psn, room in the
+ * stack) is there to be read. A reader killed while the requester holds
+ * the mutex gives up.
+ *
+ * Return: 0, -EMSGSIZE when the message is full, or -EINTR.
+ */
+int stag_req_fill_res(struct sk_buff *msg, struct stag_qp *qp)
+{
+	struct stag_sq *sq = &qp->sq;
+	u32 sends, retry_left, rnr_left, next_psn, una, hi_psn, rd_atomic;
+	bool wire = READ_ONCE(qp->roce.wire);
+	long timer_ms = -1;
+	bool rnr_wait;
+
+	if (mutex_lock_killable(&sq->mutex))
+		return -EINTR;
+	sends = sq->tail - sq->head;
+	retry_left = sq->retry_left;
+	rnr_left = sq->rnr_left;
+	rnr_wait = sq->waiting;
+	if (timer_pending(&sq->timer))
+		timer_ms = jiffies_to_msecs(max_t(long, sq->timer.expires - jiffies, 0));
+	next_psn = sq->psn;
+	una = sq->una;
+	hi_psn = sq->hi_psn;
+	rd_atomic = sq->rd_atomic;
+	mutex_unlock(&sq->mutex);
+
+	if (rdma_nl_put_driver_u32(msg, "sends", sends) ||
+	    rdma_nl_put_driver_u32(msg, "retry_left", retry_left) ||
+	    rdma_nl_put_driver_u32(msg, "rnr_left", rnr_left) ||
+	    rdma_nl_put_driver_u32(msg, "rnr_wait", rnr_wait))
+		return -EMSGSIZE;
+	/* Absent: the timer is not armed. */
+	if (timer_ms >= 0 && rdma_nl_put_driver_u32(msg, "timer_ms", timer_ms))
+		return -EMSGSIZE;
+	if (wire && (rdma_nl_put_driver_u32_hex(msg, "next_psn", next_psn) ||
+		     rdma_nl_put_driver_u32_hex(msg, "una_psn", una) ||
+		     rdma_nl_put_driver_u32_hex(msg, "hi_psn", hi_psn) ||
+		     rdma_nl_put_driver_u32(msg, "rd_atomic", rd_atomic)))
+		return -EMSGSIZE;
+	return 0;
 }

@@ -9,6 +9,7 @@
 #include <linux/timer.h>
 #include <rdma/ib_verbs.h>
 
+struct sk_buff;
 struct stag_qp;
 struct stag_send;
 
@@ -23,5 +24,6 @@ void stag_req_arm(struct stag_qp *qp, unsigned long delay);
 void stag_req_disarm(struct stag_qp *qp);
 unsigned long stag_req_rnr_delay(u8 min_rnr_timer);
 unsigned long stag_req_ack_timeout(u8 timeout);
+int stag_req_fill_res(struct sk_buff *msg, struct stag_qp *qp);
 
 #endif /* _STAG_REQ_H */

@@ -23,6 +23,7 @@
 #include <linux/udp.h>
 #include <net/addrconf.h>
 #include <net/udp_tunnel.h>
+#include <rdma/restrack.h>
 #include <linux/unaligned.h>
 
 #include "counters.h"
@@ -300,6 +301,30 @@ void stag_roce_qp_uninit(struct stag_qp *qp)
 	skb_queue_purge(&qp->roce.rx_req);
 	skb_queue_purge(&qp->roce.rx_resp);
 	dst_cache_destroy(&qp->roce.dst);
+}
+
+/**
+ * stag_roce_fill_res() - a QP's side of the wire, for rdma resource show qp -dd
+ * @msg: the netlink message, inside the QP's driver table
+ * @qp: the QP
+ *
+ * Packets the stack holds (tx_blocked: the QP waits for them to go) and
+ * packets received, not run yet. Nothing for a QP that is not on the wire.
+ *
+ * Return: 0, or -EMSGSIZE when the message is full.
+ */
+int stag_roce_fill_res(struct sk_buff *msg, struct stag_qp *qp)
+{
+	/* Only a flag: nothing read here is published by it. */
+	if (!READ_ONCE(qp->roce.wire))
+		return 0;
+	if (rdma_nl_put_driver_u32(msg, "tx_skbs", atomic_read(&qp->roce.tx_skbs)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_blocked",
+				   test_bit(STAG_ROCE_TX_BLOCKED, &qp->roce.flags)) ||
+	    rdma_nl_put_driver_u32(msg, "rx_req", skb_queue_len_lockless(&qp->roce.rx_req)) ||
+	    rdma_nl_put_driver_u32(msg, "rx_resp", skb_queue_len_lockless(&qp->roce.rx_resp)))
+		return -EMSGSIZE;
+	return 0;
 }
 
 /**

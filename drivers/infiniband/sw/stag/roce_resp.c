@@ -28,6 +28,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <net/ipv6.h>
+#include <rdma/restrack.h>
 
 #include "counters.h"
 #include "dev.h"
@@ -731,6 +732,33 @@ void stag_roce_resp_run(struct stag_qp *qp)
 		stag_qp_kick(qp);
 out_unlock:
 	mutex_unlock(&qp->resp_mutex);
+}
+
+/**
+ * stag_roce_resp_fill_res() - the responder's place, for rdma resource show qp -dd
+ * @msg: the netlink message, inside the QP's driver table
+ * @qp: the QP
+ *
+ * Read under resp_mutex; a reader killed while the responder holds it
+ * gives up. Nothing for a QP that is not on the wire.
+ *
+ * Return: 0, -EMSGSIZE when the message is full, or -EINTR.
+ */
+int stag_roce_resp_fill_res(struct sk_buff *msg, struct stag_qp *qp)
+{
+	u32 epsn, msn;
+
+	if (!READ_ONCE(qp->roce.wire))
+		return 0;
+	if (mutex_lock_killable(&qp->resp_mutex))
+		return -EINTR;
+	epsn = qp->rresp.epsn;
+	msn = qp->rresp.msn;
+	mutex_unlock(&qp->resp_mutex);
+	if (rdma_nl_put_driver_u32_hex(msg, "epsn", epsn) ||
+	    rdma_nl_put_driver_u32(msg, "msn", msn))
+		return -EMSGSIZE;
+	return 0;
 }
 
 int stag_roce_resp_init(struct stag_qp *qp)

@@ -46,5 +46,6 @@ int stag_roce_resp_init(struct stag_qp *qp);
 void stag_roce_resp_uninit(struct stag_qp *qp);
 void stag_roce_resp_reset(struct stag_qp *qp);
 void stag_roce_resp_run(struct stag_qp *qp);
+int stag_roce_resp_fill_res(struct sk_buff *msg, struct stag_qp *qp);
 
 #endif /* _STAG_ROCE_RESP_H */

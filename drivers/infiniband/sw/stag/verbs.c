@@ -110,6 +110,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.destroy_srq = stag_srq_destroy,
 	.disassociate_ucontext = stag_disassociate_ucontext,
 	.fill_res_mr_entry = stag_mr_fill_res_entry,
+	.fill_res_qp_entry = stag_qp_fill_res_entry,
 	.get_dma_mr = stag_mr_get_dma,
 	.get_hw_stats = stag_counters_get_stats,
 	.get_link_layer = stag_get_link_layer,
