@@ -118,6 +118,9 @@ pnetdev=$(cat "$tmp/pn")
 ppins0=$(peer_pins)
 if [ -n "$pnetdev" ] && serve "$port"; then
 	victim "$port"
+	# Where this side's QPs stand every 2 s, for a failure to show.
+	while sleep 2; do date +%T; rdma -dd resource show qp; done >"$tmp/qps" 2>&1 &
+	watch=$!
 	wait_for 60 flowing
 	t_run "the victim's WRITEs are flowing" flowing
 	# The server stopped, as the victim above ("[w]": not this shell).
@@ -134,9 +137,12 @@ if [ -n "$pnetdev" ] && serve "$port"; then
 		grep -q "^ok - peers: RC WRITEs until the peer's device is gone" "$tmp/victim"
 	if ! grep -q "^ok - peers: RC WRITEs until" "$tmp/victim"; then
 		sed -n '/^not ok/,+4p;/^# .*drv_/p' "$tmp/victim" | sed 's/^/# victim: /'
-		grep -H . /sys/class/infiniband/"$dev"/ports/1/hw_counters/* 2>/dev/null |
-			grep -v ':0$' | sed 's|.*/|# counter: |'
+		tail -n 24 "$tmp/qps" | sed 's/^/# qps: /'
 	fi
+	kill "$watch" 2>/dev/null
+	wait "$watch" 2>/dev/null
+	grep -H . /sys/class/infiniband/"$dev"/ports/1/hw_counters/* 2>/dev/null |
+		grep -v ':0$' | sed 's|.*/|# counter: |'
 	kill -9 "$VICTIM" 2>/dev/null
 	wait "$VICTIM" 2>/dev/null
 	serve_end 1 "$tmp/srv"

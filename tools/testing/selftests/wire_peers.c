@@ -77,6 +77,7 @@ static bool sh(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
+	fflush(stdout);
 	ret = system(cmd);
 	t_check(ret == 0, "\"%s\": status %d", cmd, ret);
 	return ret == 0;
@@ -130,8 +131,9 @@ static bool writes(struct end *e, struct buf *lb, const struct rbuf *rb, unsigne
 		}
 		if (poll_n(e->scq, &wc, 1, 60000) != 1) {
 			t_fail("WRITE %u of %u: no completion in 60 s", done, posted);
-			/* What the requester waits for. */
-			sh("rdma -dd resource show qp lqpn %u | sed 's/^/# /'", e->qp->qp_num);
+			/* What the requester waits for, twice: what moves and what does not. */
+			sh("for i in 1 2; do rdma -dd resource show qp lqpn %u; sleep 2; done | "
+			   "sed 's/^/# /'", e->qp->qp_num);
 			break;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
