@@ -138,6 +138,7 @@ if [ -n "$pnetdev" ] && serve "$port"; then
 	if ! grep -q "^ok - peers: RC WRITEs until" "$tmp/victim"; then
 		sed -n '/^not ok/,+4p;/^# .*drv_/p' "$tmp/victim" | sed 's/^/# victim: /'
 		tail -n 24 "$tmp/qps" | sed 's/^/# qps: /'
+		cp "$tmp/victim" "$tmp/qps" "$STAG_OUT/" 2>/dev/null
 	fi
 	kill "$watch" 2>/dev/null
 	wait "$watch" 2>/dev/null

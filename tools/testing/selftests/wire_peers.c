@@ -226,7 +226,12 @@ static void peer_killed(const void *arg)
 	ms = now_ms() - died;
 	if (!expect_wc_is(&bad, done, IBV_WC_RETRY_EXC_ERR, -1, "the WRITE in flight"))
 		return;
-	t_check(done > INFLIGHT, "only %u WRITEs completed before the error", done);
+	/*
+	 * The DIE goes out once INFLIGHT WRITEs have completed: those prove
+	 * the connection worked. Whether more land in the 50 ms before the
+	 * death depends on how fast the guests run, not on stag.
+	 */
+	t_check(done >= INFLIGHT, "only %u WRITEs completed before the error", done);
 	expect_took("RETRY_EXC_ERR", ms, budget, budget * 3 + 2000);
 	t_check(hw_counter("ack_timeouts") - timeouts >= KILL_RETRY + 1,
 		"%ld ACK timeouts counted, expected retry_cnt + 1 = %d at least",
