@@ -387,6 +387,12 @@ static void progress(struct stag_qp *qp, u32 una)
 	sq->retry_left = READ_ONCE(qp->attr.retry_cnt);
 	sq->rnr_left = READ_ONCE(qp->attr.rnr_retry);
 	sq->nak_retry = false;
+	/*
+	 * A timer that fired while this ACK waited behind a long push is
+	 * stale: the peer answered. Acting on it would go back N over
+	 * packets in flight and start a storm of duplicate ACKs.
+	 */
+	clear_bit(STAG_SQ_EXPIRED, &sq->flags);
 	if (sq->una == sq->hi_psn)
 		stag_req_disarm(qp);
 	else
