@@ -52,6 +52,9 @@ static const struct attr_case attr_cases[] = {
 	{ "access: remote rights", IB_QP_ACCESS_FLAGS,
 	  { .qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
 			       IB_ACCESS_REMOTE_ATOMIC }, 0 },
+	{ "access: region flags (rdma-core's ODP tests pass them)", IB_QP_ACCESS_FLAGS,
+	  { .qp_access_flags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_ON_DEMAND |
+			       IB_ACCESS_REMOTE_READ }, 0 },
 	{ "access: zero-based flag", IB_QP_ACCESS_FLAGS,
 	  { .qp_access_flags = IB_ZERO_BASED }, -EINVAL },
 	{ "AV without GRH", IB_QP_AV, {}, -EINVAL },

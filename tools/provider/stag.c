@@ -21,6 +21,7 @@
 static void stag_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops stag_context_ops = {
+	.advise_mr = ibv_cmd_advise_mr,
 	.alloc_mw = stag_alloc_mw,
 	.alloc_pd = stag_alloc_pd,
 	.bind_mw = stag_bind_mw,

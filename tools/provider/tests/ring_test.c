@@ -326,6 +326,12 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr, size_t le
 	abort();
 }
 
+int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		      struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	abort();
+}
+
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr)
 {
 	abort();

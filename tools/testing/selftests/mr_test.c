@@ -205,8 +205,8 @@ static void cases_access(void)
 	t_end("ZERO_BASED flag (zero-based is iova 0 instead): EOPNOTSUPP");
 	expect_err(buf, PG, (uintptr_t)buf, LW | IBV_ACCESS_HUGETLB, EOPNOTSUPP);
 	t_end("HUGETLB flag: EOPNOTSUPP");
-	expect_err(buf, PG, (uintptr_t)buf, LW | IBV_ACCESS_ON_DEMAND, EOPNOTSUPP);
-	t_end("ON_DEMAND on a device without ODP: EOPNOTSUPP");
+	expect_err(buf, PG, (uintptr_t)buf, RW | IBV_ACCESS_ON_DEMAND, EINVAL);
+	t_end("ON_DEMAND with remote write but no local write: EINVAL");
 
 	mr = reg_va(buf, PG, LW | IBV_ACCESS_RELAXED_ORDERING | (1 << 28), &err);
 	t_check(mr, "LW|RELAXED_ORDERING|1<<28: %s", strerror(err));

@@ -47,6 +47,7 @@ struct buf {
 };
 
 struct buf *buf_new(size_t len, int access);
+void buf_guard(struct buf *b);
 void fill(void *p, size_t len, unsigned int seed);
 void xfill(void *p, size_t off, size_t len, uint64_t seed);
 size_t xdiff(const void *p, size_t off, size_t len, uint64_t seed, size_t *first);

@@ -341,11 +341,21 @@ void expect_blank(const struct buf *b, const char *what)
 	expect_data(b, BLANK, what);
 }
 
+/* Writes the guard bytes around the data of @b. */
+void buf_guard(struct buf *b)
+{
+	size_t i;
+
+	for (i = 0; i < GUARD; i++) {
+		b->mem[i] = guard_byte(i);
+		b->data[b->len + i] = guard_byte(GUARD + i);
+	}
+}
+
 struct buf *buf_new(size_t len, int access)
 {
 	size_t maplen = (2 * GUARD + len + PG - 1) / PG * PG;
 	struct buf *b = calloc(1, sizeof(*b));
-	size_t i;
 
 	b->len = len;
 	b->mem = map(maplen, PROT_READ | PROT_WRITE);
@@ -356,10 +366,7 @@ struct buf *buf_new(size_t len, int access)
 	track(K_MAP, b->mem, maplen);
 	b->data = b->mem + GUARD;
 	fill(b->data, len, BLANK);
-	for (i = 0; i < GUARD; i++) {
-		b->mem[i] = guard_byte(i);
-		b->data[len + i] = guard_byte(GUARD + i);
-	}
+	buf_guard(b);
 	b->mr = ibv_reg_mr(pd, b->mem, 2 * GUARD + len, access);
 	if (!b->mr) {
 		t_fail("ibv_reg_mr %zu: %s", 2 * GUARD + len, strerror(errno));

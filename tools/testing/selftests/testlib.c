@@ -32,6 +32,12 @@ static size_t t_len;
 static bool t_failed;
 
 /* Fails the case in progress; its checks go on, so that every failure is reported. */
+/* Has the case in progress failed so far? (To stop a loop at its first failure.) */
+bool t_failing(void)
+{
+	return t_failed;
+}
+
 void t_fail(const char *fmt, ...)
 {
 	va_list ap;

@@ -31,6 +31,7 @@ extern const char *dev_name;
 /* ---- TAP ---- */
 
 void t_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+bool t_failing(void);
 /* A macro, so that the message's arguments are only evaluated on failure. */
 #define t_check(cond, ...) do { if (!(cond)) t_fail(__VA_ARGS__); } while (0)
 void t_end(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

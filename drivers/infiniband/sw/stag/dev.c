@@ -162,7 +162,20 @@ static void init_attr(struct stag_dev *sdev)
 	attr->max_pkeys = STAG_PKEY_TBL_LEN;
 	attr->local_ca_ack_delay = 15;
 	attr->page_size_cap = PAGE_SIZE;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	/*
+	 * Every access, on every transport, goes through the sgl copies,
+	 * which fault on-demand pages in: all of it works paged.
+	 */
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
+	attr->odp_caps.per_transport_caps.rc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE |
+		IB_ODP_SUPPORT_READ | IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+	attr->odp_caps.per_transport_caps.uc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE |
+		IB_ODP_SUPPORT_SRQ_RECV;
+	attr->odp_caps.per_transport_caps.ud_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_SRQ_RECV;
 }
 
 static void init_ibdev(struct stag_dev *sdev, const struct net_device *ndev)

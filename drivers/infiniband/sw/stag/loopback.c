@@ -115,6 +115,7 @@ static void execute(struct stag_qp *qp, struct stag_send *s)
 	};
 	struct stag_gate_who who = stag_qp_who(qp);
 	enum stag_resp_result result;
+	bool local_error = false;
 	struct stag_qp *dst;
 	int access = 0;
 
@@ -129,13 +130,22 @@ static void execute(struct stag_qp *qp, struct stag_send *s)
 	/*
 	 * Gate references are taken only under the responder's mutex, so no
 	 * thread ever waits for a mutex while it holds one: an invalidation
-	 * that waits for accesses to drain cannot wait on itself.
+	 * that waits for accesses to drain cannot wait on itself. Faulting
+	 * in on-demand pages takes mmap_lock with references held: nothing
+	 * that holds mmap_lock waits for a drain (an invalidation waits only
+	 * for pages mapped, and no page is mapped while faulting).
 	 */
 	mutex_lock(&dst->resp_mutex);
 	if (wqe->hdr.send_flags & IB_SEND_INLINE) {
 		stag_sgl_init_kbuf(qp->sq.local, wqe->inline_data, wqe->length);
 	} else if (stag_sgl_build(qp->sq.local, &sdev->tpt, &who, wqe->sge, wqe->hdr.num_sge,
 				  access)) {
+		local_error = true;
+	} else if (stag_sgl_fault_in(qp->sq.local, access & IB_ACCESS_LOCAL_WRITE)) {
+		stag_sgl_release(qp->sq.local);
+		local_error = true;
+	}
+	if (local_error) {
 		mutex_unlock(&dst->resp_mutex);
 		stag_qp_put(dst);
 		stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);

@@ -11,7 +11,9 @@
 #include <rdma/restrack.h>
 
 #include "dev.h"
+#include "gate.h"
 #include "mr.h"
+#include "odp.h"
 #include "qp.h"
 #include "pages.h"
 #include "tpt.h"
@@ -25,9 +27,9 @@
  * Return: 0; -EINVAL for a flag the verbs do not define, or for remote
  * write or remote atomic without local write (IBA 10.6.3.2: a region the
  * remote side may write must be locally writable); -EOPNOTSUPP for a
- * defined flag stag does not implement (on-demand paging, huge-page
- * hints, flush targets, the ZERO_BASED flag: zero-based regions are
- * registered with iova 0 instead).
+ * defined flag stag does not implement (huge-page hints, flush targets,
+ * the ZERO_BASED flag: zero-based regions are registered with iova 0
+ * instead). IB_ACCESS_ON_DEMAND passes: only user regions take it.
  */
 int stag_mr_check_access(int access)
 {
@@ -133,6 +135,8 @@ struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access)
 	ret = stag_mr_check_access(access);
 	if (ret)
 		return ERR_PTR(ret);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return ERR_PTR(-EOPNOTSUPP);
 	mr = mr_alloc(ibpd, access, false);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
@@ -167,6 +171,9 @@ static struct ib_mr *user_mr_create(struct ib_pd *ibpd, u64 start, u64 length, u
 	/* The last byte may be U64_MAX; only a range past it wraps. */
 	if (!length || check_add_overflow(iova, length - 1, &iova_last))
 		return ERR_PTR(-EINVAL);
+	/* An implicit region names the address space: addresses are iovas. */
+	if (access & IB_ACCESS_ON_DEMAND && !start && length == U64_MAX && iova)
+		return ERR_PTR(-EINVAL);
 
 	mr = mr_alloc(ibpd, access, replace);
 	if (IS_ERR(mr))
@@ -174,6 +181,10 @@ static struct ib_mr *user_mr_create(struct ib_pd *ibpd, u64 start, u64 length, u
 	if (share) {
 		pages = share;
 		stag_pages_get(pages);
+	} else if (access & IB_ACCESS_ON_DEMAND) {
+		pages = stag_pages_odp(start, length, &ret);
+		if (!pages)
+			goto err_free_mr;
 	} else {
 		pages = stag_pages_pin_user(start, length, mr_writable(access), &ret);
 		if (!pages)
@@ -246,6 +257,9 @@ static struct ib_mr *rereg_in_place(struct stag_mr *mr, int flags, int access,
 	ret = stag_mr_check_access(access);
 	if (ret)
 		return ERR_PTR(ret);
+	/* Paged on demand or pinned: that is the translation, which stays. */
+	if ((access ^ e->access) & IB_ACCESS_ON_DEMAND)
+		return ERR_PTR(-EINVAL);
 	if (mr_writable(access) && !e->pages->writable) {
 		pages = stag_pages_pin_user(mr->user_start, e->length, true, &ret);
 		if (!pages)
@@ -372,8 +386,73 @@ struct ib_mr *stag_mr_reg_shared(struct ib_pd *ibpd, struct ib_mr *ibsrc, u64 io
 		return ERR_PTR(-EBUSY);
 	if (mr_writable(access) && !pages->writable)
 		return ERR_PTR(-EACCES);
+	/* The pages are shared as they are: pinned, or paged on demand. */
+	if (!(access & IB_ACCESS_ON_DEMAND) != !pages->odp)
+		return ERR_PTR(-EINVAL);
 	return user_mr_create(ibpd, src->user_start, src->entry.length, iova, access, pages,
 			      false);
+}
+
+/**
+ * stag_mr_advise() - the advise_mr verb: prefetch on-demand pages
+ * @ibpd: the PD the keys must belong to
+ * @advice: PREFETCH (for reading), PREFETCH_WRITE, or PREFETCH_NO_FAULT
+ *          (take what is mapped already, fault nothing)
+ * @flags: IB_UVERBS_ADVISE_MR_FLAG_FLUSH: the pages are there on return,
+ *         and a failure to fault them is reported
+ * @sg_list: the ranges, by lkey, address and length
+ * @num_sge: their number
+ * @attrs: unused
+ *
+ * Every range passes the gate as a local access would (key, PD, bounds,
+ * and local write for PREFETCH_WRITE): that failure is reported either
+ * way. stag faults before it returns in both cases; without FLUSH it
+ * says nothing of pages it could not fault, as an advice is free to be
+ * ignored.
+ *
+ * Return: 0; the gate's errno; -EINVAL for a region that is not paged on
+ * demand; -EOPNOTSUPP for another advice; with FLUSH, as stag_odp_fault().
+ */
+int stag_mr_advise(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice, u32 flags,
+		   struct ib_sge *sg_list, u32 num_sge, struct uverbs_attr_bundle *attrs)
+{
+	struct stag_dev *sdev = to_stag_dev(ibpd->device);
+	bool write = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	bool fault = advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
+	struct stag_gate_who who = { .pd = ibpd };
+	struct stag_gate_ref ref;
+	unsigned long first, last;
+	struct stag_odp *odp;
+	int ret = 0;
+	u32 i;
+
+	if (advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH && !write && fault)
+		return -EOPNOTSUPP;
+	if (flags & ~IB_UVERBS_ADVISE_MR_FLAG_FLUSH)
+		return -EOPNOTSUPP;
+	for (i = 0; i < num_sge && !ret; i++) {
+		if (!sg_list[i].length)
+			continue;
+		ret = stag_gate_enter(&sdev->tpt, sg_list[i].lkey, &who,
+				      write ? IB_ACCESS_LOCAL_WRITE : 0, sg_list[i].addr,
+				      sg_list[i].length, &ref);
+		if (ret)
+			break;
+		odp = ref.entry->pages ? ref.entry->pages->odp : NULL;
+		if (odp) {
+			first = ref.offset >> PAGE_SHIFT;
+			last = (ref.offset + sg_list[i].length - 1) >> PAGE_SHIFT;
+			stag_tpt_access_begin();
+			ret = stag_odp_fault(odp, first, last - first + 1, write, fault);
+			stag_tpt_access_end();
+			if (!(flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH))
+				ret = 0;
+		} else {
+			ret = -EINVAL;
+		}
+		stag_gate_exit(&ref);
+	}
+	return ret;
 }
 
 /**
@@ -478,9 +557,9 @@ int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	struct stag_mr *mr = to_stag_mr(ibmr);
 	struct stag_pages *pages;
 	struct nlattr *table;
-	u64 npages = 0;
+	u64 npages = 0, odp[3] = {};
+	bool listed, paged = false;
 	u32 nruns = 0;
-	bool listed;
 
 	rcu_read_lock();
 	pages = READ_ONCE(mr->entry.pages);
@@ -488,6 +567,12 @@ int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	if (pages) {
 		npages = READ_ONCE(pages->npages);
 		nruns = READ_ONCE(pages->nruns);
+		if (pages->odp) {
+			paged = true;
+			odp[0] = READ_ONCE(pages->odp->mapped);
+			odp[1] = atomic64_read(&pages->odp->faults);
+			odp[2] = atomic64_read(&pages->odp->invalidations);
+		}
 	}
 	rcu_read_unlock();
 
@@ -499,6 +584,10 @@ int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 		goto err_cancel;
 	if (listed && (rdma_nl_put_driver_u64(msg, "pages", npages) ||
 		       rdma_nl_put_driver_u32(msg, "runs", nruns)))
+		goto err_cancel;
+	if (paged && (rdma_nl_put_driver_u64(msg, "odp_mapped", odp[0]) ||
+		      rdma_nl_put_driver_u64(msg, "odp_faults", odp[1]) ||
+		      rdma_nl_put_driver_u64(msg, "odp_invalidations", odp[2])))
 		goto err_cancel;
 	/* The 6.12 core has no restrack type for windows: show them here. */
 	if (rdma_nl_put_driver_u32(msg, "mw", atomic_read(&mr->entry.windows)))
@@ -588,7 +677,8 @@ enum ib_wc_status stag_mr_fast_reg(struct stag_qp *qp, const struct stag_reg_wr 
 	if (!mr->frmr_list || mr->ibmr.pd != qp->ibqp.pd)
 		return IB_WC_LOC_PROT_ERR;
 	if (stag_key_index(reg->key) != stag_key_index(e->key) ||
-	    stag_tpt_state(e) == STAG_TPT_VALID || stag_mr_check_access(reg->access))
+	    stag_tpt_state(e) == STAG_TPT_VALID || stag_mr_check_access(reg->access) ||
+	    reg->access & IB_ACCESS_ON_DEMAND)
 		return IB_WC_LOC_QP_OP_ERR;
 
 	/*

@@ -16,7 +16,7 @@
 /* Access flags a region may be registered with. */
 #define STAG_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			IB_ACCESS_MW_BIND | IB_ACCESS_OPTIONAL)
+			IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND | IB_ACCESS_OPTIONAL)
 
 struct stag_mr {
 	struct ib_mr ibmr;
@@ -52,6 +52,8 @@ struct ib_mr *stag_mr_reg_shared(struct ib_pd *ibpd, struct ib_mr *ibsrc, u64 io
 struct ib_mr *stag_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type, u32 max_num_sg);
 int stag_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
+int stag_mr_advise(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice, u32 flags,
+		   struct ib_sge *sg_list, u32 num_sge, struct uverbs_attr_bundle *attrs);
 int stag_mr_fill_res_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata);
 enum ib_wc_status stag_mr_fast_reg(struct stag_qp *qp, const struct stag_reg_wr *reg);

@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 #include <kunit/visibility.h>
 
+#include "odp.h"
 #include "pages.h"
 
 #define PIN_BATCH	(PAGE_SIZE / sizeof(struct page *))
@@ -234,6 +235,41 @@ err_free_runs:
 EXPORT_SYMBOL_IF_KUNIT(stag_pages_pin_user);
 
 /**
+ * stag_pages_odp() - a page list over a user range, paged on demand
+ * @start: the first byte, any alignment (0 with @length U64_MAX: the
+ *         whole address space)
+ * @length: the number of bytes, at least 1
+ * @err: set to the errno on failure
+ *
+ * Pins and charges nothing, allocates nothing per page: the list has no
+ * runs, and the data path asks its translation (odp.c) page by page.
+ *
+ * Context: process context of the owning process; sleeps.
+ * Return: the list with one reference, or NULL with *err set as by
+ * stag_odp_create().
+ */
+struct stag_pages *stag_pages_odp(u64 start, u64 length, int *err)
+{
+	struct stag_pages *pages;
+
+	pages = stag_pages_alloc(1);
+	if (!pages) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	pages->odp = stag_odp_create(start, length, err);
+	if (!pages->odp) {
+		stag_pages_put(pages);
+		return NULL;
+	}
+	pages->user = true;
+	pages->writable = true;
+	pages->npages = pages->odp->npages;
+	return pages;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_pages_odp);
+
+/**
  * stag_pages_from_runs() - a page list over pages the caller keeps alive
  * @runs: runs built with stag_run_make()
  * @nruns: their number, at least 1
@@ -272,7 +308,7 @@ struct page *stag_pages_page(const struct stag_pages *pages, u64 pgidx)
 	u32 lo = 0, hi = DIV_ROUND_UP(pages->nruns, STAG_RUNS_PER_MARK), mid, i;
 	u64 first;
 
-	if (WARN_ON_ONCE(pgidx >= pages->npages))
+	if (WARN_ON_ONCE(pgidx >= pages->npages || pages->odp))
 		return NULL;
 	while (hi - lo > 1) {
 		mid = lo + (hi - lo) / 2;
@@ -315,7 +351,9 @@ void stag_pages_put(struct stag_pages *pages)
 {
 	if (!refcount_dec_and_test(&pages->ref))
 		return;
-	if (pages->user) {
+	if (pages->odp) {
+		stag_odp_destroy(pages->odp);
+	} else if (pages->user) {
 		runs_unpin(pages->runs, pages->nruns, pages->writable);
 		atomic64_sub(pages->npages, &pages->mm->pinned_vm);
 		mmdrop(pages->mm);

@@ -32,12 +32,16 @@ struct stag_pages {
 	bool writable;		/* pinned for write: mark dirty at release */
 	struct mm_struct *mm;	/* charged for the pins (mm->pinned_vm) */
 	atomic64_t *pinned_stat;	/* a device's count of pinned pages, or NULL */
+	struct stag_odp *odp;	/* on demand: no runs, the translation is here */
 	u64 *marks;		/* first page index of every 64th run */
 	struct rcu_head rcu;
 	u64 runs[];
 };
 
+struct stag_odp;
+
 struct stag_pages *stag_pages_pin_user(u64 start, u64 length, bool writable, int *err);
+struct stag_pages *stag_pages_odp(u64 start, u64 length, int *err);
 struct stag_pages *stag_pages_alloc(u32 max_runs);
 void stag_pages_set_runs(struct stag_pages *pages, u32 nruns);
 struct stag_pages *stag_pages_from_runs(const u64 *runs, u32 nruns, int *err);

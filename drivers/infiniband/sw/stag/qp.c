@@ -415,10 +415,15 @@ VISIBLE_IF_KUNIT int stag_qp_check_attr(const struct stag_qp *qp, const struct i
 		return -EINVAL;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC && attr->max_dest_rd_atomic > STAG_MAX_RD_ATOMIC)
 		return -EINVAL;
+	/*
+	 * Region flags a consumer passes here as well (local write, window
+	 * bind, on demand: rdma-core's ODP tests do) mean nothing for a QP
+	 * and are taken as they are, as rxe and mlx5 take them.
+	 */
 	if (mask & IB_QP_ACCESS_FLAGS &&
 	    attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 				      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
-				      IB_ACCESS_MW_BIND))
+				      IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))
 		return -EINVAL;
 	if (mask & IB_QP_TIMEOUT && attr->timeout > 31)
 		return -EINVAL;

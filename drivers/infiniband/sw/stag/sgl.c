@@ -16,6 +16,7 @@
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
+#include "odp.h"
 #include "pages.h"
 #include "sgl.h"
 
@@ -137,9 +138,10 @@ int stag_sgl_build_one(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct 
 /*
  * The kernel address of byte @off of an entry, and how many bytes from
  * there are contiguous (at most @len). Regions without a page list are
- * kernel memory addressed by their iova (the DMA MR).
+ * kernel memory addressed by their iova (the DMA MR). ERR_PTR(-EAGAIN):
+ * an on-demand page not mapped for the access (@write) now.
  */
-static void *ent_map(const struct stag_sgl_ent *ent, u64 off, u64 len, u64 *chunk)
+static void *ent_map(const struct stag_sgl_ent *ent, u64 off, u64 len, bool write, u64 *chunk)
 {
 	const struct stag_tpt_entry *e = ent->ref.entry;
 	u64 pos = ent->ref.offset + off;
@@ -149,31 +151,67 @@ static void *ent_map(const struct stag_sgl_ent *ent, u64 off, u64 len, u64 *chun
 		*chunk = len;
 		return (void *)(uintptr_t)pos;
 	}
-	page = stag_pages_page(e->pages, pos >> PAGE_SHIFT);
-	if (!page)
-		return NULL;
+	if (e->pages->odp) {
+		page = stag_odp_get_page(e->pages->odp, pos >> PAGE_SHIFT, write);
+		if (!page)
+			return ERR_PTR(-EAGAIN);
+	} else {
+		page = stag_pages_page(e->pages, pos >> PAGE_SHIFT);
+		if (!page)
+			return ERR_PTR(-EACCES);
+	}
 	*chunk = min_t(u64, len, PAGE_SIZE - offset_in_page(pos));
 	return kmap_local_page(page) + offset_in_page(pos);
 }
 
 static void ent_unmap(const struct stag_sgl_ent *ent, void *addr)
 {
-	if (ent->ref.entry->pages)
-		kunmap_local(addr);
+	const struct stag_pages *pages = ent->ref.entry->pages;
+
+	if (!pages)
+		return;
+	kunmap_local(addr);
+	if (pages->odp)
+		stag_odp_put_page(pages->odp);
 }
+
+/*
+ * Faults in the on-demand pages under @len bytes of an entry from @off,
+ * for an access that found one missing. The pages are all the access's
+ * own, so one the process has not mapped fails it.
+ */
+static int ent_fault(const struct stag_sgl_ent *ent, u64 off, u64 len, bool write)
+{
+	u64 pos = ent->ref.offset + off;
+	unsigned long first = pos >> PAGE_SHIFT, n;
+
+	len = min(len, ent->len - off);
+	n = min_t(unsigned long, ((pos + len - 1) >> PAGE_SHIFT) - first + 1, STAG_ODP_FAULT_MAX);
+	return stag_odp_fault(ent->ref.entry->pages->odp, first, n, write, true);
+}
+
+/*
+ * Faults on one stretch of a copy, without a byte moving between them:
+ * more means invalidations keep taking the pages away.
+ */
+#define SGL_MAX_FAULTS	8
 
 /* A cursor over a list: which entry, and where in it. */
 struct cursor {
 	const struct stag_sgl *sgl;
 	u32 idx;
 	u64 off;
+	bool write;		/* the list is written: on-demand pages for write */
+	u32 faults;		/* since bytes last moved */
 };
 
-static void cursor_init(struct cursor *c, const struct stag_sgl *sgl, u64 off)
+static void cursor_init(struct cursor *c, const struct stag_sgl *sgl, u64 off, bool write)
 {
 	c->sgl = sgl;
 	c->idx = 0;
 	c->off = off;
+	c->write = write;
+	c->faults = 0;
 	if (sgl->kbuf)
 		return;
 	while (c->idx < sgl->num && c->off >= sgl->ent[c->idx].len) {
@@ -182,7 +220,10 @@ static void cursor_init(struct cursor *c, const struct stag_sgl *sgl, u64 off)
 	}
 }
 
-/* Maps up to @len bytes at the cursor; NULL when the entry is no longer valid. */
+/*
+ * Maps up to @len bytes at the cursor. ERR_PTR(-EACCES) when the entry
+ * is no longer valid, ERR_PTR(-EAGAIN) when its page must be faulted in.
+ */
 static void *cursor_map(struct cursor *c, u64 len, u64 *chunk)
 {
 	const struct stag_sgl_ent *ent;
@@ -193,8 +234,22 @@ static void *cursor_map(struct cursor *c, u64 len, u64 *chunk)
 	}
 	ent = &c->sgl->ent[c->idx];
 	if (!stag_gate_still_valid(&ent->ref))
-		return NULL;
-	return ent_map(ent, c->off, min(len, ent->len - c->off), chunk);
+		return ERR_PTR(-EACCES);
+	return ent_map(ent, c->off, min(len, ent->len - c->off), c->write, chunk);
+}
+
+/*
+ * After cursor_map() failed with @err: 0 when the page is now faulted in
+ * and the map may be tried again, else the copy's errno. Where the copy
+ * may not sleep, -EAGAIN goes to its caller.
+ */
+static int cursor_fault(struct cursor *c, int err, u64 len, bool may_sleep)
+{
+	if (err != -EAGAIN || !may_sleep)
+		return err;
+	if (++c->faults > SGL_MAX_FAULTS)
+		return -EFAULT;
+	return ent_fault(&c->sgl->ent[c->idx], c->off, len, c->write);
 }
 
 static void cursor_unmap(struct cursor *c, void *addr)
@@ -206,32 +261,45 @@ static void cursor_unmap(struct cursor *c, void *addr)
 static void cursor_advance(struct cursor *c, u64 n)
 {
 	c->off += n;
+	c->faults = 0;
 	if (!c->sgl->kbuf && c->off == c->sgl->ent[c->idx].len) {
 		c->idx++;
 		c->off = 0;
 	}
 }
 
+/*
+ * Never holds a mapped page while it faults: an invalidation may be
+ * waiting for that page, under the mmap_lock the fault takes.
+ */
 static int sgl_copy(struct stag_sgl *dst, u64 dst_off, const struct stag_sgl *src, u64 src_off,
 		    u64 len, bool may_sleep)
 {
 	struct cursor d, s;
+	int ret;
 
 	if (WARN_ON_ONCE(dst_off + len > dst->length || src_off + len > src->length))
 		return -EINVAL;
-	cursor_init(&d, dst, dst_off);
-	cursor_init(&s, src, src_off);
+	cursor_init(&d, dst, dst_off, true);
+	cursor_init(&s, src, src_off, false);
 	while (len) {
 		u64 dn, sn, n;
 		void *dp, *sp;
 
 		dp = cursor_map(&d, len, &dn);
-		if (!dp)
-			return -EACCES;
+		if (IS_ERR(dp)) {
+			ret = cursor_fault(&d, PTR_ERR(dp), len, may_sleep);
+			if (ret)
+				return ret;
+			continue;
+		}
 		sp = cursor_map(&s, dn, &sn);
-		if (!sp) {
+		if (IS_ERR(sp)) {
 			cursor_unmap(&d, dp);
-			return -EACCES;
+			ret = cursor_fault(&s, PTR_ERR(sp), dn, may_sleep);
+			if (ret)
+				return ret;
+			continue;
 		}
 		n = min(dn, sn);
 		memcpy(dp, sp, n);
@@ -247,6 +315,49 @@ static int sgl_copy(struct stag_sgl *dst, u64 dst_off, const struct stag_sgl *sr
 }
 
 /**
+ * stag_sgl_fault_in() - fault in the on-demand pages a list lacks
+ * @sgl: the list
+ * @write: for writing
+ *
+ * Where it matters which side of a copy failed (loopback, where one copy
+ * moves a message from one QP's buffers to the other's), the local side
+ * is faulted in first: a page its process has not mapped is then that
+ * side's own error (LOC_PROT_ERR), not its peer's. A page taken away
+ * again before the copy is faulted in again there.
+ *
+ * Context: process context, holding no mapped page; sleeps.
+ * Return: 0, or as stag_odp_fault().
+ */
+int stag_sgl_fault_in(const struct stag_sgl *sgl, bool write)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < sgl->num; i++) {
+		const struct stag_sgl_ent *ent = &sgl->ent[i];
+		struct stag_odp *odp;
+		u64 off = 0, pos;
+
+		if (!ent->len || !ent->ref.entry->pages || !ent->ref.entry->pages->odp)
+			continue;
+		odp = ent->ref.entry->pages->odp;
+		while (off < ent->len) {
+			pos = ent->ref.offset + off;
+			if (stag_odp_get_page(odp, pos >> PAGE_SHIFT, write)) {
+				stag_odp_put_page(odp);
+				off += PAGE_SIZE - offset_in_page(pos);
+				continue;
+			}
+			ret = ent_fault(ent, off, ent->len - off, write);
+			if (ret)
+				return ret;
+			off += (STAG_ODP_FAULT_MAX << PAGE_SHIFT) - offset_in_page(pos);
+		}
+	}
+	return 0;
+}
+
+/**
  * stag_sgl_copy() - copy bytes between two checked lists
  * @dst: the destination list
  * @dst_off: where in it to start
@@ -254,9 +365,13 @@ static int sgl_copy(struct stag_sgl *dst, u64 dst_off, const struct stag_sgl *sr
  * @src_off: where in it to start
  * @len: how many bytes; both lists must hold them
  *
- * Context: process context (maps pages with kmap_local_page).
- * Return: 0, or -EACCES when an entry was invalidated during the copy
- * (what was copied before stays copied).
+ * On-demand pages missing are faulted in on the way, the other list's
+ * page let go first.
+ *
+ * Context: process context (maps pages with kmap_local_page, faults).
+ * Return: 0; -EACCES when an entry was invalidated during the copy;
+ * -EFAULT for an on-demand page the process has not mapped, or not for
+ * the access; -ENOMEM. What was copied before stays copied.
  */
 int stag_sgl_copy(struct stag_sgl *dst, u64 dst_off, const struct stag_sgl *src, u64 src_off,
 		  u64 len)
@@ -295,23 +410,28 @@ int stag_sgl_read(const struct stag_sgl *src, u64 src_off, void *buf, u64 len)
  * checked, a page at a time, each checked again as in stag_sgl_copy().
  *
  * Context: process context.
- * Return: 0, or -EACCES when an entry was invalidated meanwhile.
+ * Return: 0, or as stag_sgl_copy().
  */
 int stag_sgl_copy_skb(struct stag_sgl *dst, u64 dst_off, const struct sk_buff *skb, u32 skb_off,
 		      u64 len)
 {
 	struct cursor d;
+	int ret;
 
 	might_sleep();
 	if (WARN_ON_ONCE(dst_off + len > dst->length || (u64)skb_off + len > skb->len))
 		return -EINVAL;
-	cursor_init(&d, dst, dst_off);
+	cursor_init(&d, dst, dst_off, true);
 	while (len) {
 		u64 n;
 		void *dp = cursor_map(&d, len, &n);
 
-		if (!dp)
-			return -EACCES;
+		if (IS_ERR(dp)) {
+			ret = cursor_fault(&d, PTR_ERR(dp), len, true);
+			if (ret)
+				return ret;
+			continue;
+		}
 		n = skb_copy_bits(skb, skb_off, dp, n) ? 0 : n;
 		cursor_unmap(&d, dp);
 		if (!n)
@@ -324,6 +444,52 @@ int stag_sgl_copy_skb(struct stag_sgl *dst, u64 dst_off, const struct sk_buff *s
 	return 0;
 }
 
+/*
+ * The operation on the target's 8 bytes, every page of them (at most two)
+ * mapped for write from before the read until after the write: an
+ * invalidation cannot take one between, and a page missing is found
+ * before anything is written.
+ */
+static int atomic_locked(struct stag_sgl *target, u8 opcode, u64 compare_add, u64 swap,
+			 u64 *orig)
+{
+	const struct stag_sgl_ent *ent = &target->ent[0];
+	u64 val, new, off, n[2];
+	void *p[2];
+	u32 k = 0, i;
+	int ret = 0;
+
+	lockdep_assert_held(&stag_atomic_lock);
+	if (WARN_ON_ONCE(target->num != 1 || ent->len != sizeof(val)))
+		return -EINVAL;
+	if (!stag_gate_still_valid(&ent->ref))
+		return -EACCES;
+	for (off = 0; off < sizeof(val); off += n[k++]) {
+		if (WARN_ON_ONCE(k == ARRAY_SIZE(p))) {
+			ret = -EINVAL;
+			goto out_unmap;
+		}
+		p[k] = ent_map(ent, off, sizeof(val) - off, true, &n[k]);
+		if (IS_ERR(p[k])) {
+			ret = PTR_ERR(p[k]);
+			goto out_unmap;
+		}
+	}
+	for (i = 0, off = 0; i < k; off += n[i++])
+		memcpy((u8 *)&val + off, p[i], n[i]);
+	if (opcode == IB_WR_ATOMIC_CMP_AND_SWP)
+		new = val == compare_add ? swap : val;
+	else
+		new = val + compare_add;
+	for (i = 0, off = 0; new != val && i < k; off += n[i++])
+		memcpy(p[i], (u8 *)&new + off, n[i]);
+	*orig = val;
+out_unmap:
+	while (k--)
+		ent_unmap(ent, p[k]);
+	return ret;
+}
+
 /**
  * stag_sgl_atomic() - an atomic operation on the 8 bytes a list names
  * @target: a one-entry list of 8 bytes, checked for remote atomic access
@@ -334,31 +500,26 @@ int stag_sgl_copy_skb(struct stag_sgl *dst, u64 dst_off, const struct sk_buff *s
  *
  * The 8 bytes may straddle pages (the iova need not be aligned like the
  * pages are), so they are read and written bytewise under one lock that
- * every atomic takes.
+ * every atomic takes. An on-demand page missing is faulted in for write
+ * outside the lock, and the operation starts over: it wrote nothing.
  *
- * Return: 0, or -EACCES when the target was invalidated meanwhile.
+ * Return: 0, or as stag_sgl_copy().
  */
 int stag_sgl_atomic(struct stag_sgl *target, u8 opcode, u64 compare_add, u64 swap, u64 *orig)
 {
-	struct stag_sgl buf;
-	u64 val, new;
+	u32 tries = 0;
 	int ret;
 
-	stag_sgl_init_kbuf(&buf, &val, sizeof(val));
-	spin_lock(&stag_atomic_lock);
-	ret = sgl_copy(&buf, 0, target, 0, sizeof(val), false);
-	if (ret)
-		goto out_unlock;
-	*orig = val;
-	if (opcode == IB_WR_ATOMIC_CMP_AND_SWP)
-		new = val == compare_add ? swap : val;
-	else
-		new = val + compare_add;
-	if (new != val) {
-		stag_sgl_init_kbuf(&buf, &new, sizeof(new));
-		ret = sgl_copy(target, 0, &buf, 0, sizeof(new), false);
+	for (;;) {
+		spin_lock(&stag_atomic_lock);
+		ret = atomic_locked(target, opcode, compare_add, swap, orig);
+		spin_unlock(&stag_atomic_lock);
+		if (ret != -EAGAIN)
+			return ret;
+		if (++tries > SGL_MAX_FAULTS)
+			return -EFAULT;
+		ret = ent_fault(&target->ent[0], 0, sizeof(u64), true);
+		if (ret)
+			return ret;
 	}
-out_unlock:
-	spin_unlock(&stag_atomic_lock);
-	return ret;
 }

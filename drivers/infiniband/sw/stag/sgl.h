@@ -36,6 +36,7 @@ int __must_check stag_sgl_build_one(struct stag_sgl *sgl, struct stag_tpt *tpt,
 				    int access);
 void stag_sgl_init_kbuf(struct stag_sgl *sgl, const void *buf, u64 len);
 void stag_sgl_release(struct stag_sgl *sgl);
+int __must_check stag_sgl_fault_in(const struct stag_sgl *sgl, bool write);
 int __must_check stag_sgl_copy(struct stag_sgl *dst, u64 dst_off, const struct stag_sgl *src,
 			       u64 src_off, u64 len);
 int __must_check stag_sgl_write(struct stag_sgl *dst, u64 dst_off, const void *buf, u64 len);

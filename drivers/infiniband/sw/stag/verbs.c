@@ -88,6 +88,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.uverbs_abi_ver = STAG_UVERBS_ABI_VERSION,
 
 	.add_gid = stag_route_add_gid,
+	.advise_mr = stag_mr_advise,
 	.alloc_hw_port_stats = stag_counters_alloc_port_stats,
 	.alloc_mr = stag_mr_alloc,
 	.alloc_mw = stag_mw_alloc,
