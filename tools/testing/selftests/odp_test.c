@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/mempolicy.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -307,7 +309,34 @@ static void odp_holes(void)
 
 /* ---- coherence ---- */
 
-enum change { CH_REMAP, CH_MREMAP, CH_DONTNEED, CH_TRUNCATE };
+enum change { CH_REMAP, CH_MREMAP, CH_DONTNEED, CH_TRUNCATE, CH_MIGRATE };
+
+/* Moves every page of [mem, mem + len) to the other of NUMA nodes 0 and 1. */
+static void migrate(char *mem, size_t len)
+{
+	int n = len / PG, i, node[NPG + 1], status[NPG + 1];
+	void *pages[NPG + 1];
+
+	if (n > NPG + 1) {
+		t_fail("%d pages to move: more than NPG + 1", n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		pages[i] = mem + i * PG;
+	if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0)) {
+		t_fail("move_pages (where): %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		node[i] = !status[0];
+	if (syscall(SYS_move_pages, 0, n, pages, node, status, MPOL_MF_MOVE)) {
+		t_fail("move_pages to node %d: %s", node[0], strerror(errno));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		t_check(status[i] == node[0], "page %d on node %d after move_pages to %d", i,
+			status[i], node[0]);
+}
 
 /*
  * Changes the mapping under @b the way @ch says; the content of the
@@ -340,6 +369,9 @@ static void change(struct buf *b, enum change ch, int fd, char *spare)
 		break;
 	case CH_TRUNCATE:
 		t_check(!ftruncate(fd, 0) && !ftruncate(fd, ml), "ftruncate: %s", strerror(errno));
+		break;
+	case CH_MIGRATE:
+		migrate(b->mem, ml);
 		break;
 	}
 	buf_guard(b);
@@ -392,9 +424,9 @@ static void coherence(enum change ch)
 		xfill(y->data, 0, HALF, s + 1);
 		change(x, ch, fd[0], spare);
 		change(y, ch, fd[1], spare);
-		if (ch == CH_MREMAP) {
-			expect_stream(x, 0, HALF, s, 0, "x after mremap away and back");
-			expect_stream(y, 0, HALF, s + 1, 0, "y after mremap away and back");
+		if (ch == CH_MREMAP || ch == CH_MIGRATE) {
+			expect_stream(x, 0, HALF, s, 0, "x after the move");
+			expect_stream(y, 0, HALF, s + 1, 0, "y after the move");
 		} else {
 			xfill(x->data, 0, HALF, s);
 			xfill(y->data, 0, HALF, s + 1);
@@ -450,6 +482,15 @@ static void odp_dontneed(void)
 static void odp_truncate(void)
 {
 	coherence(CH_TRUNCATE);
+}
+
+static void odp_migrate(void)
+{
+	if (access("/sys/devices/system/node/node1", F_OK)) {
+		case_skip("one NUMA node: nowhere to migrate to");
+		return;
+	}
+	coherence(CH_MIGRATE);
 }
 
 /*
@@ -735,6 +776,8 @@ static const struct qp_case odp_cases[] = {
 	     odp_dontneed),
 	CASE("truncating a shared file mapping: transfers land in the file's new pages",
 	     odp_truncate),
+	CASE("move_pages() to the other NUMA node between transfers: they land in the new pages",
+	     odp_migrate),
 	CASE("fork: a WRITE after it lands in the parent's page, the child's copy unchanged",
 	     odp_fork_cow),
 	CASE("ibv_advise_mr: NO_FAULT maps nothing new, PREFETCH_WRITE maps, bad key ENOENT",
