@@ -7,13 +7,14 @@
  * PROCS worker processes (default 3) of THREADS threads each (default 3)
  * run random sequences of every verb stag implements, on objects of their
  * own: PDs, CQs, QPs (RC, UC, UD; with and without an SRQ) connected to
- * each other over loopback, SRQs, MRs, MWs of both types, AHs. Each call's
- * arguments are valid or hostile by chance: sizes, flags, states and masks
- * out of range, keys of regions deregistered a moment ago, addresses
- * outside every region, unmapped memory. Besides the verbs, a thread may
- * write random bytes into a QP's own send ring and ring the doorbell, map
- * new memory over a buffer that has regions over it, or fork a child that
- * writes to registered memory and exits.
+ * each other over loopback, SRQs, MRs (a third paged on demand), MWs of
+ * both types, AHs. Each call's arguments are valid or hostile by chance:
+ * sizes, flags, states and masks out of range, keys of regions
+ * deregistered a moment ago, addresses outside every region, unmapped
+ * memory. Besides the verbs, a thread may write random bytes into a QP's
+ * own send ring and ring the doorbell, map new memory over a buffer that
+ * has regions over it, or fork a child that writes to registered memory
+ * and exits.
  *
  * Threads of a worker share its objects. An object one thread uses is not
  * destroyed under it by another (libibverbs would be reading freed
@@ -367,6 +368,9 @@ static void op_mr(struct world *w)
 	uint64_t addr;
 	int b = rnd(NBUF);
 
+	/* A third of the regions paged on demand: faults, notifiers, no pins. */
+	if (one_in(3))
+		access |= IBV_ACCESS_ON_DEMAND;
 	if (one_in(2)) {
 		access |= IBV_ACCESS_LOCAL_WRITE;
 		if (one_in(6))
