@@ -662,6 +662,53 @@ static void odp_window(void)
 	t_check(!ibv_dealloc_mw(mw), "ibv_dealloc_mw: %s", strerror(errno));
 }
 
+/*
+ * rereg: new rights keep the region paged and its keys; dropping
+ * ON_DEMAND in place is EINVAL, the region unchanged; a new translation
+ * over another mapping is paged too, and data lands there.
+ */
+static void odp_rereg(void)
+{
+	struct buf *x = buf_new(LEN, ALL), *y = obuf(LEN, LW | RR, false);
+	char *other = map(maplen(LEN), PROT_READ | PROT_WRITE);
+	uint32_t lkey;
+	struct end *a, *b;
+	int ret;
+
+	if (!x || !y || !other || !pair_new(IBV_QPT_RC, &a, &b))
+		return;
+	track(K_MAP, other, maplen(LEN));
+	lkey = y->mr->lkey;
+	ret = ibv_rereg_mr(y->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, ALL | OD);
+	t_check(!ret && y->mr->lkey == lkey, "rereg ACCESS: %d (%s), lkey %#x was %#x", ret,
+		strerror(errno), y->mr->lkey, lkey);
+	xfill(x->data, 0, PG, 21);
+	xfer(a, 1, IBV_WR_RDMA_WRITE, x, 0, y, 0, PG, IBV_WC_SUCCESS, "WRITE after new rights");
+	expect_stream(y, 0, PG, 21, 0, "WRITE after new rights");
+
+	ret = ibv_rereg_mr(y->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, ALL);
+	t_check(ret == IBV_REREG_MR_ERR_CMD && errno == EINVAL,
+		"rereg dropping ON_DEMAND in place: %d (%s), expected EINVAL", ret,
+		strerror(errno));
+	t_check(y->mr->lkey == lkey, "keys changed by a failed rereg");
+
+	ret = ibv_rereg_mr(y->mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, other, maplen(LEN),
+			   0);
+	t_check(!ret, "rereg TRANSLATION: %d (%s)", ret, strerror(errno));
+	if (ret)
+		return;
+	y->mem = other;
+	y->data = other + GUARD;
+	buf_guard(y);
+	t_check(odp_attr(y->mr, "odp_mapped") == 0, "the new translation starts with %lld mapped",
+		odp_attr(y->mr, "odp_mapped"));
+	xfill(x->data, 0, 2 * PG, 22);
+	xfer(a, 2, IBV_WR_RDMA_WRITE, x, 0, y, PG, 2 * PG, IBV_WC_SUCCESS,
+	     "WRITE into the new translation");
+	expect_stream(y, PG, 2 * PG, 22, 0, "the other mapping");
+	expect_guards(y, "y");
+}
+
 /* ---- races ---- */
 
 struct racer {
@@ -787,6 +834,8 @@ static const struct qp_case odp_cases[] = {
 	     odp_implicit),
 	CASE("type 2 window over a paged region: WRITE through it lands, past it REM_ACCESS_ERR",
 	     odp_window),
+	CASE("rereg: rights keep paging and keys, pinned in place EINVAL, a new translation paged",
+	     odp_rereg),
 	CASE("MADV_DONTNEED in a loop while WRITEs and READs run: all succeed", odp_race_dontneed),
 	CASE("deregistration while WRITEs into the region fly: each succeeds or fails cleanly",
 	     odp_race_dereg),
