@@ -9,6 +9,7 @@
 
 #include "debugfs.h"
 #include "link.h"
+#include "odp.h"
 #include "qp.h"
 
 static int __init stag_mod_init(void)
@@ -19,13 +20,18 @@ static int __init stag_mod_init(void)
 	ret = stag_qp_wq_init();
 	if (ret)
 		goto err_debugfs;
+	ret = stag_odp_wq_init();
+	if (ret)
+		goto err_qp_wq;
 	ret = stag_link_init();
 	if (ret)
-		goto err_wq;
+		goto err_odp_wq;
 	pr_info("loaded\n");
 	return 0;
 
-err_wq:
+err_odp_wq:
+	stag_odp_wq_uninit();
+err_qp_wq:
 	stag_qp_wq_uninit();
 err_debugfs:
 	stag_debugfs_uninit();
@@ -35,6 +41,7 @@ err_debugfs:
 static void __exit stag_mod_exit(void)
 {
 	stag_link_uninit();
+	stag_odp_wq_uninit();
 	stag_qp_wq_uninit();
 	stag_debugfs_uninit();
 	pr_info("unloaded\n");

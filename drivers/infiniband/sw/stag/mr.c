@@ -393,6 +393,35 @@ struct ib_mr *stag_mr_reg_shared(struct ib_pd *ibpd, struct ib_mr *ibsrc, u64 io
 			      false);
 }
 
+/* An asynchronous prefetch: the range's gate reference goes with it. */
+struct prefetch {
+	struct work_struct work;
+	struct stag_gate_ref ref;
+	unsigned long first;
+	unsigned long npages;
+	bool write;
+	bool fault;
+};
+
+static int prefetch_run(struct prefetch *p)
+{
+	int ret;
+
+	stag_tpt_access_begin();
+	ret = stag_odp_fault(p->ref.entry->pages->odp, p->first, p->npages, p->write, p->fault);
+	stag_tpt_access_end();
+	stag_gate_exit(&p->ref);
+	return ret;
+}
+
+static void prefetch_work(struct work_struct *work)
+{
+	struct prefetch *p = container_of(work, struct prefetch, work);
+
+	prefetch_run(p);
+	kfree(p);
+}
+
 /**
  * stag_mr_advise() - the advise_mr verb: prefetch on-demand pages
  * @ibpd: the PD the keys must belong to
@@ -406,9 +435,9 @@ struct ib_mr *stag_mr_reg_shared(struct ib_pd *ibpd, struct ib_mr *ibsrc, u64 io
  *
  * Every range passes the gate as a local access would (key, PD, bounds,
  * and local write for PREFETCH_WRITE): that failure is reported either
- * way. stag faults before it returns in both cases; without FLUSH it
- * says nothing of pages it could not fault, as an advice is free to be
- * ignored.
+ * way. Without FLUSH the faulting runs on a work that holds the range's
+ * gate reference (a deregistration waits for it), and says nothing of
+ * pages it could not fault, as an advice is free to be ignored.
  *
  * Return: 0; the gate's errno; -EINVAL for a region that is not paged on
  * demand; -EOPNOTSUPP for another advice; with FLUSH, as stag_odp_fault().
@@ -419,10 +448,9 @@ int stag_mr_advise(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice, u
 	struct stag_dev *sdev = to_stag_dev(ibpd->device);
 	bool write = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE;
 	bool fault = advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
+	bool flush = flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH;
 	struct stag_gate_who who = { .pd = ibpd };
-	struct stag_gate_ref ref;
-	unsigned long first, last;
-	struct stag_odp *odp;
+	struct prefetch one, *p;
 	int ret = 0;
 	u32 i;
 
@@ -433,24 +461,34 @@ int stag_mr_advise(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice, u
 	for (i = 0; i < num_sge && !ret; i++) {
 		if (!sg_list[i].length)
 			continue;
+		/* Without memory for the work, the prefetch runs here. */
+		p = flush ? NULL : kmalloc(sizeof(*p), GFP_KERNEL);
+		if (!p)
+			p = &one;
 		ret = stag_gate_enter(&sdev->tpt, sg_list[i].lkey, &who,
 				      write ? IB_ACCESS_LOCAL_WRITE : 0, sg_list[i].addr,
-				      sg_list[i].length, &ref);
-		if (ret)
-			break;
-		odp = ref.entry->pages ? ref.entry->pages->odp : NULL;
-		if (odp) {
-			first = ref.offset >> PAGE_SHIFT;
-			last = (ref.offset + sg_list[i].length - 1) >> PAGE_SHIFT;
-			stag_tpt_access_begin();
-			ret = stag_odp_fault(odp, first, last - first + 1, write, fault);
-			stag_tpt_access_end();
-			if (!(flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH))
-				ret = 0;
-		} else {
+				      sg_list[i].length, &p->ref);
+		if (!ret && (!p->ref.entry->pages || !p->ref.entry->pages->odp)) {
+			stag_gate_exit(&p->ref);
 			ret = -EINVAL;
 		}
-		stag_gate_exit(&ref);
+		if (ret) {
+			if (p != &one)
+				kfree(p);
+			break;
+		}
+		p->first = p->ref.offset >> PAGE_SHIFT;
+		p->npages = ((p->ref.offset + sg_list[i].length - 1) >> PAGE_SHIFT) - p->first + 1;
+		p->write = write;
+		p->fault = fault;
+		if (p != &one) {
+			INIT_WORK(&p->work, prefetch_work);
+			stag_odp_queue_work(&p->work);
+			continue;
+		}
+		ret = prefetch_run(p);
+		if (!flush)
+			ret = 0;
 	}
 	return ret;
 }

@@ -29,6 +29,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
+#include <linux/workqueue.h>
 #include <kunit/visibility.h>
 
 #include "odp.h"
@@ -45,6 +46,26 @@ static struct lock_class_key stag_odp_access_key;
 static struct lockdep_map stag_odp_access_map = STATIC_LOCKDEP_MAP_INIT("stag_odp_access",
 									&stag_odp_access_key);
 #endif
+
+/* Asynchronous prefetches: module-owned, so that unload waits for them. */
+static struct workqueue_struct *stag_odp_wq;
+
+int stag_odp_wq_init(void)
+{
+	stag_odp_wq = alloc_workqueue("stag_odp", WQ_UNBOUND, 0);
+	return stag_odp_wq ? 0 : -ENOMEM;
+}
+
+void stag_odp_wq_uninit(void)
+{
+	destroy_workqueue(stag_odp_wq);
+}
+
+/* Runs @work on the prefetch queue. */
+void stag_odp_queue_work(struct work_struct *work)
+{
+	queue_work(stag_odp_wq, work);
+}
 
 /* Clears the entries of pages [first, last]; how many were mapped. */
 static unsigned long clear_range(struct stag_odp *odp, unsigned long first, unsigned long last)

@@ -12,6 +12,7 @@
 #include <linux/xarray.h>
 
 struct page;
+struct work_struct;
 
 /* Pages per chunk of the translation: a chunk is allocated on first use. */
 #define STAG_ODP_CHUNK		512
@@ -38,6 +39,9 @@ struct stag_odp {
 	struct rcu_head rcu;
 };
 
+int stag_odp_wq_init(void);
+void stag_odp_wq_uninit(void);
+void stag_odp_queue_work(struct work_struct *work);
 struct stag_odp *stag_odp_create(u64 start, u64 length, int *err);
 void stag_odp_destroy(struct stag_odp *odp);
 struct page *stag_odp_get_page(struct stag_odp *odp, unsigned long pgidx, bool write);
