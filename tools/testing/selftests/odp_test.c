@@ -864,30 +864,9 @@ static const struct qp_case odp_cases[] = {
 	{ NULL }
 };
 
-static const char *run_one(const void *arg)
-{
-	const struct qp_case *c = arg;
-
-	if (case_setup())
-		c->run();
-	case_release();
-	return case_skipped();
-}
-
 int main(int argc, char **argv)
 {
-	const char *env = getenv("STAG_ODP_TIMEOUT");
-	const struct qp_case *c;
-	int limit = 60;
+	const struct qp_case *parts[] = { odp_cases };
 
-	t_suite = "odp";
-	if (argc > 1)
-		dev_name = argv[1];
-	if (env && atoi(env) > 0)
-		limit = atoi(env);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (c = odp_cases; c->name; c++)
-		if (t_case_wanted(c->name, argc > 2 ? argc - 2 : 0, argv + 2))
-			t_case_run(c->name, limit, run_one, c);
-	return 0;
+	return qp_cases_main("odp", "STAG_ODP_TIMEOUT", 60, parts, ARRAY_SIZE(parts), argc, argv);
 }

@@ -32,6 +32,9 @@ struct qp_case {
 	void (*run)(void);
 };
 
+int qp_cases_main(const char *suite, const char *timeout_env, int limit,
+		  const struct qp_case *const *parts, unsigned int nparts, int argc, char **argv);
+
 /* Each part's cases, ending with { NULL }. */
 extern const struct qp_case rc_cases[], err_cases[], xport_cases[], api_cases[],
 	hostile_cases[];

@@ -491,36 +491,10 @@ const struct qp_case rc_cases[] = {
 	{ NULL }
 };
 
-/* ---- running the cases ---- */
-
-static const char *run_one(const void *arg)
-{
-	const struct qp_case *c = arg;
-
-	if (case_setup())
-		c->run();
-	case_release();
-	return case_skipped();
-}
-
 int main(int argc, char **argv)
 {
 	const struct qp_case *parts[] = { rc_cases, err_cases, xport_cases, api_cases,
 					  hostile_cases };
-	const struct qp_case *c;
-	const char *env = getenv("STAG_QP_TIMEOUT");
-	unsigned int i;
-	int limit = 30;
 
-	t_suite = "qp";
-	if (argc > 1)
-		dev_name = argv[1];
-	if (env && atoi(env) > 0)
-		limit = atoi(env);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (i = 0; i < ARRAY_SIZE(parts); i++)
-		for (c = parts[i]; c->name; c++)
-			if (t_case_wanted(c->name, argc > 2 ? argc - 2 : 0, argv + 2))
-				t_case_run(c->name, limit, run_one, c);
-	return 0;
+	return qp_cases_main("qp", "STAG_QP_TIMEOUT", 30, parts, ARRAY_SIZE(parts), argc, argv);
 }

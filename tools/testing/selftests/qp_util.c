@@ -829,3 +829,47 @@ bool async_event(enum ibv_event_type type, void *obj, int ms)
 	}
 	return false;
 }
+
+/* ---- running the cases ---- */
+
+static const char *run_one(const void *arg)
+{
+	const struct qp_case *c = arg;
+
+	if (case_setup())
+		c->run();
+	case_release();
+	return case_skipped();
+}
+
+/**
+ * qp_cases_main() - the main() of a program of qp_case lists
+ * @suite: its TAP suite name
+ * @timeout_env: the variable that may give the seconds one case may take
+ * @limit: those seconds without it
+ * @parts: the case lists, each ending with { NULL }
+ * @nparts: their number
+ * @argc: main()'s, for [DEVICE [CASE-PATTERN...]]
+ * @argv: main()'s
+ *
+ * Each case wanted runs in a child process of its own (t_case_run()).
+ */
+int qp_cases_main(const char *suite, const char *timeout_env, int limit,
+		  const struct qp_case *const *parts, unsigned int nparts, int argc, char **argv)
+{
+	const char *env = getenv(timeout_env);
+	const struct qp_case *c;
+	unsigned int i;
+
+	t_suite = suite;
+	if (argc > 1)
+		dev_name = argv[1];
+	if (env && atoi(env) > 0)
+		limit = atoi(env);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < nparts; i++)
+		for (c = parts[i]; c->name; c++)
+			if (t_case_wanted(c->name, argc > 2 ? argc - 2 : 0, argv + 2))
+				t_case_run(c->name, limit, run_one, c);
+	return 0;
+}
