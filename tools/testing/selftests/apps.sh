@@ -11,6 +11,9 @@
 #
 #   STAG_TEST_DEV	the device (default stag0; rxe0 to check this suite)
 #   STAG_APPS_TIMEOUT	seconds each side of a case may take (default 60)
+#   STAG_APPS_CM_ONLY	1: only the cases over rdma_cm (the debug guest: the
+#			pingpongs and perftest over TCP drive the same verbs
+#			as qp.sh and mw.sh there, and run in every pair)
 . "$(dirname "$0")/lib.sh"
 
 dev=${STAG_TEST_DEV:-stag0}
@@ -182,6 +185,7 @@ cmatose_ok()
 # ---- the cases ----
 
 # Small counts: under TCG every exchange costs.
+if [ "${STAG_APPS_CM_ONLY:-0}" != 1 ]; then
 iters=50
 for t in rc uc ud srq; do
 	case $t in
@@ -212,6 +216,9 @@ opts=(-n "$iters" -F -A CMP_AND_SWAP -p $((++tcp)))
 pair "ib_atomic_bw -A CMP_AND_SWAP -n $iters" "tcp_listening $tcp" perftest_ok \
 	ib_atomic_bw -d @DEV@ -x @GID@ "${opts[@]}" -- \
 	ib_atomic_bw -d "$dev" -x "$gid" "${opts[@]}" "$sip"
+fi
+
+iters=100
 for t in send_bw write_bw read_bw send_lat; do
 	opts=(-n "$iters" -F -R -p $((++tcp)))
 	pair "ib_$t -R (rdma_cm) -n $iters" "cm_listening $tcp" perftest_ok \

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wire.h"
@@ -117,6 +118,8 @@ static bool writes(struct end *e, struct buf *lb, const struct rbuf *rb, unsigne
 	struct ibv_sge s;
 	struct ibv_wc wc;
 	bool failed = false;
+	char when[16];
+	time_t since;
 
 	*posted_out = 0;
 	*done_out = 0;
@@ -129,8 +132,12 @@ static bool writes(struct end *e, struct buf *lb, const struct rbuf *rb, unsigne
 				return false;
 			posted++;
 		}
+		since = time(NULL);
 		if (poll_n(e->scq, &wc, 1, 60000) != 1) {
-			t_fail("WRITE %u of %u: no completion in 60 s", done, posted);
+			/* The wall clock, as peers.sh stamps its QP samples. */
+			strftime(when, sizeof(when), "%T", localtime(&since));
+			t_fail("WRITE %u of %u: no completion in 60 s (waiting since %s)", done,
+			       posted, when);
 			/* What the requester waits for, twice: what moves and what does not. */
 			sh("for i in 1 2; do rdma -dd resource show qp lqpn %u; sleep 2; done | "
 			   "sed 's/^/# /'", e->qp->qp_num);

@@ -397,7 +397,7 @@ void stag_req_reset(struct stag_qp *qp)
 int stag_req_fill_res(struct sk_buff *msg, struct stag_qp *qp)
 {
 	struct stag_sq *sq = &qp->sq;
-	u32 sends, retry_left, rnr_left, next_psn, una, hi_psn, rd_atomic;
+	u32 sends, retry_left, rnr_left, next_psn, una, hi_psn, rd_atomic, fetched, posted;
 	bool wire = READ_ONCE(qp->roce.wire);
 	long timer_ms = -1;
 	bool rnr_wait;
@@ -405,6 +405,9 @@ int stag_req_fill_res(struct sk_buff *msg, struct stag_qp *qp)
 	if (mutex_lock_killable(&sq->mutex))
 		return -EINTR;
 	sends = sq->tail - sq->head;
+	/* WQEs taken from the ring, and those the process says it posted. */
+	fetched = sq->queue.index;
+	posted = READ_ONCE(sq->queue.ctl->prod);
 	retry_left = sq->retry_left;
 	rnr_left = sq->rnr_left;
 	rnr_wait = sq->waiting;
@@ -417,6 +420,10 @@ int stag_req_fill_res(struct sk_buff *msg, struct stag_qp *qp)
 	mutex_unlock(&sq->mutex);
 
 	if (rdma_nl_put_driver_u32(msg, "sends", sends) ||
+	    rdma_nl_put_driver_u32(msg, "sq_fetched", fetched) ||
+	    rdma_nl_put_driver_u32(msg, "sq_posted", posted) ||
+	    rdma_nl_put_driver_u32(msg, "scq_overflow",
+				   READ_ONCE(to_stag_cq(qp->ibqp.send_cq)->overflow)) ||
 	    rdma_nl_put_driver_u32(msg, "retry_left", retry_left) ||
 	    rdma_nl_put_driver_u32(msg, "rnr_left", rnr_left) ||
 	    rdma_nl_put_driver_u32(msg, "rnr_wait", rnr_wait))

@@ -318,7 +318,8 @@ int stag_roce_fill_res(struct sk_buff *msg, struct stag_qp *qp)
 	/* Only a flag: nothing read here is published by it. */
 	if (!READ_ONCE(qp->roce.wire))
 		return 0;
-	if (rdma_nl_put_driver_u32(msg, "tx_skbs", atomic_read(&qp->roce.tx_skbs)) ||
+	if (rdma_nl_put_driver_u32(msg, "mtu", stag_roce_mtu(qp)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_skbs", atomic_read(&qp->roce.tx_skbs)) ||
 	    rdma_nl_put_driver_u32(msg, "tx_blocked",
 				   test_bit(STAG_ROCE_TX_BLOCKED, &qp->roce.flags)) ||
 	    rdma_nl_put_driver_u32(msg, "rx_req", skb_queue_len_lockless(&qp->roce.rx_req)) ||
