@@ -13,6 +13,7 @@
 #include "counters.h"
 #include "dev.h"
 #include "gate.h"
+#include "trace.h"
 
 static const struct rdma_stat_desc stag_counter_descs[] = {
 	[STAG_CNT_SENT_PKTS].name		= "sent_pkts",
@@ -56,6 +57,22 @@ static const struct rdma_stat_desc stag_counter_descs[] = {
 static_assert(ARRAY_SIZE(stag_counter_descs) == STAG_CNT_NUM);
 /* The gate's refusals end the list, in the order of enum stag_gate_refusal. */
 static_assert(STAG_CNT_GATE_KEY + STAG_GATE_REFUSALS == STAG_CNT_NUM);
+
+/**
+ * stag_count_drop() - count a packet or message dropped, and trace it
+ * @sdev: the device
+ * @c: the counter of its reason
+ * @qpn: the QP it was for or came from; 0 when none was found
+ *
+ * The counter says how often; the stag_drop event says which QP.
+ *
+ * Context: any.
+ */
+void stag_count_drop(struct stag_dev *sdev, enum stag_counter c, u32 qpn)
+{
+	stag_count(sdev, c);
+	trace_stag_drop(&sdev->ibdev, stag_counter_descs[c].name, qpn);
+}
 
 int stag_counters_init(struct stag_dev *sdev)
 {

@@ -58,6 +58,7 @@ struct stag_counters {
 
 struct stag_dev;
 
+void stag_count_drop(struct stag_dev *sdev, enum stag_counter c, u32 qpn);
 int stag_counters_init(struct stag_dev *sdev);
 void stag_counters_uninit(struct stag_dev *sdev);
 u64 stag_counter_read(struct stag_dev *sdev, enum stag_counter c);

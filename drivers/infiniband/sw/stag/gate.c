@@ -12,6 +12,7 @@
 
 #include "gate.h"
 #include "tpt.h"
+#include "trace.h"
 
 /* Rights a requester can ask for; local read is always granted. */
 #define STAG_GATE_REMOTE (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
@@ -128,6 +129,8 @@ int stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct stag_gate_who *w
 		if (e)
 			stag_tpt_put(e);
 		count_refusal(tpt, ret);
+		trace_stag_gate_refused(who->pd ? who->pd->device : NULL, who->qpn, key, ret,
+					access, addr, len);
 		return ret;
 	}
 	ref->entry = e;

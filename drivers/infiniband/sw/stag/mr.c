@@ -17,6 +17,7 @@
 #include "qp.h"
 #include "pages.h"
 #include "tpt.h"
+#include "trace.h"
 
 /**
  * stag_mr_check_access() - check the access flags of a registration
@@ -112,8 +113,13 @@ static int mr_publish(struct stag_dev *sdev, struct stag_mr *mr, bool valid)
 	 */
 	mr->ibmr.lkey = mr->entry.key;
 	mr->ibmr.rkey = mr->entry.key;
-	if (valid)
+	if (valid) {
+		const struct stag_tpt_entry *e = &mr->entry;
+		const char *how = !e->pages ? "dma" : e->pages->odp ? "reg_odp" : "reg";
+
 		stag_tpt_set_state(&mr->entry, STAG_TPT_VALID);
+		trace_stag_mr_reg(&sdev->ibdev, how, e->key, e->iova, e->length, e->access);
+	}
 	return 0;
 }
 
@@ -280,6 +286,7 @@ static struct ib_mr *rereg_in_place(struct stag_mr *mr, int flags, int access,
 	e->pd = ibpd;
 	e->access = access;
 	stag_tpt_set_state(e, STAG_TPT_VALID);
+	trace_stag_mr_reg(&sdev->ibdev, "rereg", e->key, e->iova, e->length, access);
 	stag_tpt_put(e);
 	if (pages)
 		stag_pages_put(pages);
@@ -663,6 +670,7 @@ int stag_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 	}
 	stag_tpt_set_state(&mr->entry, STAG_TPT_INVALID);
 	mutex_unlock(&tpt->lock);
+	trace_stag_mr_dereg(&sdev->ibdev, mr->entry.key);
 	mr_destroy(sdev, mr);
 	return 0;
 }
@@ -732,6 +740,7 @@ enum ib_wc_status stag_mr_fast_reg(struct stag_qp *qp, const struct stag_reg_wr 
 	e->access = reg->access;
 	WRITE_ONCE(e->key, reg->key);
 	stag_tpt_set_state(e, STAG_TPT_VALID);
+	trace_stag_mr_reg(mr->ibmr.device, "fast_reg", reg->key, e->iova, e->length, e->access);
 	return IB_WC_SUCCESS;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_mr_fast_reg);

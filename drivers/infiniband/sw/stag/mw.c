@@ -23,6 +23,7 @@
 #include "mw.h"
 #include "pages.h"
 #include "qp.h"
+#include "trace.h"
 #include "wqe.h"
 
 /**
@@ -271,6 +272,8 @@ enum ib_wc_status stag_mw_bind(struct stag_qp *qp, const struct stag_swqe *wqe)
 	if (e)
 		stag_tpt_put(e);
 	mutex_unlock(&tpt->lock);
+	trace_stag_mw_bind(&qp->ibqp, b.mw_rkey, b.new_rkey, b.mr_lkey, b.addr, b.length,
+			   b.access, status);
 	return status;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_mw_bind);

@@ -27,6 +27,7 @@
 #include "roce.h"
 #include "roce_resp.h"
 #include "srq.h"
+#include "trace.h"
 #include "xport.h"
 
 static struct workqueue_struct *stag_wq;
@@ -83,14 +84,18 @@ static void qp_work(struct work_struct *work)
 
 static bool set_error(struct stag_qp *qp)
 {
+	enum ib_qp_state old;
 	unsigned long flags;
 	bool changed;
 
 	spin_lock_irqsave(&qp->attr_lock, flags);
-	changed = qp->attr.qp_state != IB_QPS_ERR && qp->attr.qp_state != IB_QPS_RESET;
+	old = qp->attr.qp_state;
+	changed = old != IB_QPS_ERR && old != IB_QPS_RESET;
 	if (changed)
 		WRITE_ONCE(qp->attr.qp_state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->attr_lock, flags);
+	if (changed)
+		trace_stag_qp_state(&qp->ibqp, old, IB_QPS_ERR);
 	return changed;
 }
 
@@ -587,6 +592,8 @@ int stag_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask, struct
 		stag_dbg_qp(qp, "%d -> %d mask %#x: %d\n", cur, new, mask, ret);
 		return ret;
 	}
+	if (new != cur)
+		trace_stag_qp_state(ibqp, cur, new);
 
 	if (new == IB_QPS_RESET && cur != IB_QPS_RESET)
 		reset_queues(qp);

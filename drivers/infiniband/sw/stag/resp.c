@@ -373,7 +373,7 @@ enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *ms
 
 	lockdep_assert_held(&dst->resp_mutex);
 	if (drop != STAG_CNT_NUM) {
-		stag_count(to_stag_dev(dst->ibqp.device), drop);
+		stag_count_drop(to_stag_dev(dst->ibqp.device), drop, dst->ibqp.qp_num);
 		return STAG_RESP_DROP;
 	}
 

@@ -133,10 +133,12 @@ static void deliver(struct stag_dev *sdev, struct sk_buff *skb, const union ib_g
 	struct stag_qp *qp = NULL;
 	struct stag_pkt p;
 	u8 op = skb->data[0];
+	u32 qpn = 0;
 
 	if (!pskb_may_pull(skb, stag_pkt_ops[op].hlen ?: STAG_BTH_LEN) ||
 	    stag_pkt_parse(skb->data, skb->len, &p))
 		goto drop;
+	qpn = p.qpn;
 	drop = STAG_CNT_DROP_NO_QP;
 	qp = stag_qp_get_by_qpn(sdev, p.qpn);
 	if (!qp)
@@ -156,7 +158,7 @@ static void deliver(struct stag_dev *sdev, struct sk_buff *skb, const union ib_g
 	return;
 
 drop:
-	stag_count(sdev, drop);
+	stag_count_drop(sdev, drop, qpn);
 	if (qp)
 		stag_qp_put(qp);
 	kfree_skb(skb);
@@ -180,7 +182,7 @@ static int roce_rcv(struct sock *sk, struct sk_buff *skb)
 		skb = NULL;
 	} else if (sdev) {
 		/* Every packet for a device is counted, a stub of one too. */
-		stag_count(sdev, STAG_CNT_DROP_MALFORMED);
+		stag_count_drop(sdev, STAG_CNT_DROP_MALFORMED, 0);
 	}
 	rcu_read_unlock();
 	/* Not for a stag device: nothing to count it in. */
@@ -459,7 +461,7 @@ int stag_roce_xmit(struct stag_qp *qp, const struct stag_path *path, struct sk_b
 	skb->destructor = tx_done;
 	ret = stag_net_xmit(sdev, path, connected ? &qp->roce.dst : NULL, skb);
 	if (ret) {
-		stag_count(sdev, STAG_CNT_DROP_TX);
+		stag_count_drop(sdev, STAG_CNT_DROP_TX, qp->ibqp.qp_num);
 		return ret;
 	}
 	stag_count(sdev, STAG_CNT_SENT_PKTS);

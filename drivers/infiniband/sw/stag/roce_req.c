@@ -31,6 +31,7 @@
 #include "req.h"
 #include "roce.h"
 #include "route.h"
+#include "trace.h"
 #include "xport.h"
 
 /*
@@ -317,12 +318,13 @@ static void rc_push(struct stag_qp *qp)
 }
 
 /* Sends everything again from @psn on: go back N. */
-static void go_back(struct stag_qp *qp, u32 psn)
+static void go_back(struct stag_qp *qp, u32 psn, enum stag_retransmit_why why)
 {
 	struct stag_sq *sq = &qp->sq;
 	u32 mtu = stag_roce_mtu(qp), i;
 	bool found = false;
 
+	trace_stag_retransmit(&qp->ibqp, psn, sq->una, sq->hi_psn, sq->retry_left, why);
 	sq->goback_psn = psn;
 	sq->goback_sent = false;
 
@@ -359,7 +361,7 @@ static struct stag_send *oldest(struct stag_qp *qp)
 }
 
 /* Counts a retry down and goes back to @psn; out of retries, the oldest send fails. */
-static void retry(struct stag_qp *qp, u32 psn)
+static void retry(struct stag_qp *qp, u32 psn, enum stag_retransmit_why why)
 {
 	struct stag_sq *sq = &qp->sq;
 	struct stag_send *s = oldest(qp);
@@ -373,7 +375,7 @@ static void retry(struct stag_qp *qp, u32 psn)
 	/* Timeout zero is infinite (IBA 11.2.4.2): retry for ever. */
 	if (READ_ONCE(qp->attr.timeout))
 		sq->retry_left--;
-	go_back(qp, psn);
+	go_back(qp, psn, why);
 }
 
 /* Progress: the retry counts start over, the timer runs from now. */
@@ -420,7 +422,8 @@ static void ack_to(struct stag_qp *qp, u32 psn)
 			una = s->first_psn;
 			if (!sq->nak_retry) {
 				sq->nak_retry = true;
-				retry(qp, read_resume_psn(s, stag_roce_mtu(qp)));
+				retry(qp, read_resume_psn(s, stag_roce_mtu(qp)),
+				      STAG_RETRANSMIT_READ);
 			}
 			break;
 		}
@@ -496,7 +499,7 @@ static void on_ack(struct stag_qp *qp, const struct stag_pkt *p)
 	case STAG_AETH_NAK:
 		break;
 	default:
-		stag_count(sdev, STAG_CNT_DROP_MALFORMED);
+		stag_count_drop(sdev, STAG_CNT_DROP_MALFORMED, qp->ibqp.qp_num);
 		return;
 	}
 	/* A NAK acknowledges every packet before the one it names. */
@@ -511,9 +514,9 @@ static void on_ack(struct stag_qp *qp, const struct stag_pkt *p)
 		 */
 		if (!qp->sq.nak_retry) {
 			qp->sq.nak_retry = true;
-			retry(qp, p->psn);
+			retry(qp, p->psn, STAG_RETRANSMIT_NAK);
 		} else if (qp->sq.goback_sent) {
-			go_back(qp, p->psn);
+			go_back(qp, p->psn, STAG_RETRANSMIT_NAK);
 		}
 		return;
 	}
@@ -578,10 +581,10 @@ static void on_read_response(struct stag_qp *qp, const struct sk_buff *skb,
 		if (stag_psn_cmp(p->psn, want) > 0) {
 			if (!qp->sq.nak_retry) {
 				qp->sq.nak_retry = true;
-				retry(qp, want);
+				retry(qp, want, STAG_RETRANSMIT_READ);
 			} else if (qp->sq.goback_sent && stag_psn_cmp(p->psn, qp->sq.ooo_psn) < 0 &&
 				   stag_psn_cmp(p->psn, new_round) <= 0) {
-				go_back(qp, want);
+				go_back(qp, want, STAG_RETRANSMIT_READ);
 			}
 			qp->sq.ooo_psn = p->psn;
 		}
@@ -590,7 +593,7 @@ static void on_read_response(struct stag_qp *qp, const struct sk_buff *skb,
 	left = s->wqe.length - s->placed;
 	if (p->paylen > left || (p->paylen < left && p->paylen != mtu) ||
 	    (p->paylen == left && !(p->flags & STAG_PKT_END))) {
-		stag_count(dev_of(qp), STAG_CNT_DROP_MALFORMED);
+		stag_count_drop(dev_of(qp), STAG_CNT_DROP_MALFORMED, qp->ibqp.qp_num);
 		return;
 	}
 	if (place(qp, s, s->placed, skb, p->hlen, p->paylen)) {
@@ -647,9 +650,9 @@ static void rc_receive(struct stag_qp *qp)
 		 * (an ACK again, a NAK of a stranger's gap) is dropped, counted.
 		 */
 		if (stag_pkt_parse(skb->data, skb->len, &p))
-			stag_count(dev_of(qp), STAG_CNT_DROP_MALFORMED);
+			stag_count_drop(dev_of(qp), STAG_CNT_DROP_MALFORMED, qp->ibqp.qp_num);
 		else if (stag_psn_cmp(p.psn, sq->hi_psn) >= 0 || stag_psn_cmp(p.psn, sq->una) < 0)
-			stag_count(dev_of(qp), STAG_CNT_DROP_PSN);
+			stag_count_drop(dev_of(qp), STAG_CNT_DROP_PSN, qp->ibqp.qp_num);
 		else if (p.flags & STAG_PKT_ACK)
 			on_ack(qp, &p);
 		else if (p.flags & STAG_PKT_READ_RESP)
@@ -667,13 +670,13 @@ static void rc_expire(struct stag_qp *qp)
 
 	if (sq->waiting) {
 		sq->waiting = false;
-		go_back(qp, sq->una);
+		go_back(qp, sq->una, STAG_RETRANSMIT_RNR);
 		return;
 	}
 	if (sq->una == sq->hi_psn)
 		return;
 	stag_count(dev_of(qp), STAG_CNT_ACK_TIMEOUTS);
-	retry(qp, sq->una);
+	retry(qp, sq->una, STAG_RETRANSMIT_TIMEOUT);
 }
 
 const struct stag_xport stag_roce_rc_xport = {
@@ -730,7 +733,7 @@ static void unreliable_push(struct stag_qp *qp)
 			continue;
 		}
 		if (ret)
-			stag_count(dev_of(qp), STAG_CNT_DROP_TX);
+			stag_count_drop(dev_of(qp), STAG_CNT_DROP_TX, qp->ibqp.qp_num);
 		s->next_psn = stag_psn_add(s->next_psn, 1);
 		if (all_sent(s))
 			stag_req_done(qp, s, IB_WC_SUCCESS);

@@ -587,7 +587,7 @@ static void rc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 				     stag_psn_cmp(p->psn, stag_psn_add(rr->epsn,
 								       STAG_ROCE_NEW_ROUND)) > 0)) {
 			rr->ooo_psn = p->psn;
-			stag_count(dev_of(qp), STAG_CNT_DROP_PSN);
+			stag_count_drop(dev_of(qp), STAG_CNT_DROP_PSN, qp->ibqp.qp_num);
 			return;
 		}
 		rr->nak_sent = true;
@@ -636,7 +636,7 @@ static void uc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 		if (!(p->flags & STAG_PKT_START)) {
 			rr->drop_msg = true;
 			rr->epsn = stag_psn_add(p->psn, 1);
-			stag_count(dev_of(qp), STAG_CNT_DROP_PSN);
+			stag_count_drop(dev_of(qp), STAG_CNT_DROP_PSN, qp->ibqp.qp_num);
 			return;
 		}
 		rr->drop_msg = false;
@@ -644,7 +644,7 @@ static void uc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 	}
 	rr->epsn = stag_psn_add(p->psn, 1);
 	if (!in_sequence(rr->op, p)) {
-		stag_count(dev_of(qp), STAG_CNT_DROP_OPCODE);
+		stag_count_drop(dev_of(qp), STAG_CNT_DROP_OPCODE, qp->ibqp.qp_num);
 		rr->drop_msg = true;
 		end_message(qp);
 		return;
@@ -669,10 +669,10 @@ static void ud_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 	/* Taken already, or too far behind to tell: dedup.c. */
 	switch (stag_dedup_take(&qp->rresp.dedup, addr, p->src_qpn, p->psn, jiffies)) {
 	case STAG_DEDUP_TWICE:
-		stag_count(dev_of(qp), STAG_CNT_DROP_DUPLICATE);
+		stag_count_drop(dev_of(qp), STAG_CNT_DROP_DUPLICATE, qp->ibqp.qp_num);
 		return;
 	case STAG_DEDUP_STALE:
-		stag_count(dev_of(qp), STAG_CNT_DROP_STALE);
+		stag_count_drop(dev_of(qp), STAG_CNT_DROP_STALE, qp->ibqp.qp_num);
 		return;
 	case STAG_DEDUP_TAKE:
 		break;
@@ -680,7 +680,7 @@ static void ud_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 	qp->rresp.have_wqe = false;
 	/* No receive posted, a message too big: dropped, UD has no answers. */
 	if (recv_send(qp, skb, p) != STAG_RESP_ACK)
-		stag_count(dev_of(qp), STAG_CNT_DROP_NO_RECV);
+		stag_count_drop(dev_of(qp), STAG_CNT_DROP_NO_RECV, qp->ibqp.qp_num);
 }
 
 static bool takes_requests(const struct stag_qp *qp)

@@ -18,6 +18,7 @@
 
 #include "pages.h"
 #include "tpt.h"
+#include "trace.h"
 
 #ifdef CONFIG_LOCKDEP
 static struct lock_class_key stag_tpt_access_key;
@@ -318,6 +319,7 @@ int stag_tpt_invalidate_key(struct stag_tpt *tpt, u32 key, const struct ib_pd *p
 	stag_tpt_put(e);
 out_unlock:
 	mutex_unlock(&tpt->lock);
+	trace_stag_invalidate(pd ? pd->device : NULL, qpn, key, remote, ret);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_tpt_invalidate_key);
