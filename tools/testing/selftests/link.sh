@@ -7,9 +7,12 @@
 #
 # Runs in the guest (tools/testing/vm/run), which has created stag0 on
 # $STAG_NETDEV.
+#
+#   STAG_LINK_LOOPS	adds and deletes of each repeated link (default 20)
 . "$(dirname "$0")/lib.sh"
 
 dev=${STAG_NETDEV:-eth0}
+loops=${STAG_LINK_LOOPS:-20}
 
 port_state()
 {
@@ -80,21 +83,21 @@ t_run "PDs from userspace" "$T_ROOT/tools/provider/tests/pd_smoke" stag0
 loop()
 {
 	local name=$1 nd=$2 i
-	for i in $(seq 1 20); do
+	for i in $(seq 1 "$loops"); do
 		rdma link add "$name" type stag netdev "$nd" || return 1
 		has_link "$name" || return 1
 		rdma link delete "$name" || return 1
 		no_link "$name" || return 1
 	done
 }
-t_run "add and delete a link on lo 20 times" loop stag_lo lo
+t_run "add and delete a link on lo $loops times" loop stag_lo lo
 rdma link add stag_lo type stag netdev lo
 t_eq "a link on lo is active" "PORT_ACTIVE" "$(port_state stag_lo)"
 t_run "a link on lo has the IPv4 loopback GID" \
 	sh -c "ibv_devinfo -v -d stag_lo | grep -q '::ffff:127.0.0.1, RoCE v2'"
 rdma link delete stag_lo
 rdma link delete stag0
-t_run "add and delete a link on $dev 20 times" loop stag0 "$dev"
+t_run "add and delete a link on $dev $loops times" loop stag0 "$dev"
 t_run "stag0 comes back on $dev" rdma link add stag0 type stag netdev "$dev"
 
 # MTU: a dummy netdev can go to 9000 where the NIC cannot.
