@@ -91,11 +91,12 @@ static bool set_error(struct stag_qp *qp)
 	spin_lock_irqsave(&qp->attr_lock, flags);
 	old = qp->attr.qp_state;
 	changed = old != IB_QPS_ERR && old != IB_QPS_RESET;
-	if (changed)
+	if (changed) {
 		WRITE_ONCE(qp->attr.qp_state, IB_QPS_ERR);
-	spin_unlock_irqrestore(&qp->attr_lock, flags);
-	if (changed)
+		/* Under the lock, so that the trace orders transitions as they happened. */
 		trace_stag_qp_state(&qp->ibqp, old, IB_QPS_ERR);
+	}
+	spin_unlock_irqrestore(&qp->attr_lock, flags);
 	return changed;
 }
 
@@ -585,15 +586,16 @@ int stag_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask, struct
 		ret = -EINVAL;
 	else
 		ret = stag_qp_check_attr(qp, attr, mask, stag_port_active_mtu(&sdev->port));
-	if (!ret)
+	if (!ret) {
 		apply_attr(qp, attr, mask, &av);
+		if (new != cur)
+			trace_stag_qp_state(ibqp, cur, new);
+	}
 	spin_unlock_irqrestore(&qp->attr_lock, flags);
 	if (ret) {
 		stag_dbg_qp(qp, "%d -> %d mask %#x: %d\n", cur, new, mask, ret);
 		return ret;
 	}
-	if (new != cur)
-		trace_stag_qp_state(ibqp, cur, new);
 
 	if (new == IB_QPS_RESET && cur != IB_QPS_RESET)
 		reset_queues(qp);

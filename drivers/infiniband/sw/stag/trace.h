@@ -6,7 +6,8 @@
  *   gate refusals      why a key was refused, and what was asked of it
  *   QP states          every transition, by the consumer or the data path
  *   regions, windows   registration, deregistration, binding, invalidation
- *   drops              a received packet dropped, under its counter's name
+ *   drops              a packet dropped, received or refused by the IP stack on send,
+ *                      under its counter's name
  *   retransmissions    a go-back-N round, and why it started
  *
  * Documentation/stag.rst shows how to read them with trace-cmd or tracefs.
@@ -232,7 +233,7 @@ TRACE_EVENT(stag_invalidate,
 		  __entry->key, __entry->remote ? "peer" : "consumer", __entry->err)
 );
 
-/* A received packet or message dropped; @qpn 0 when no QP was found. */
+/* A packet or message dropped, received or sent (drop_tx); @qpn 0 when no QP was found. */
 TRACE_EVENT(stag_drop,
 	TP_PROTO(const struct ib_device *ibdev, const char *reason, u32 qpn),
 	TP_ARGS(ibdev, reason, qpn),
