@@ -5,6 +5,9 @@
 #   make                 build stag.ko against KDIR
 #   make provider        build the libibverbs provider
 #   make install         install module, provider and driver file on this host
+#   make dkms-install    the module's source to /usr/src/stag-VERSION, built by DKMS
+#   make deb             stag-dkms and libstag Debian packages (DEB_OUT=.)
+#   make packages-check  DKMS and the packages installed in a guest (dkms.sh; ~30 min)
 #   make demo            two guests on one link: data between them, a refused access, counters
 #   make check           install what is needed, build, run every test
 #   make kunit           run the KUnit suites (ARCH=um default, or x86_64)
@@ -23,7 +26,7 @@ STAG_DIR := drivers/infiniband/sw/stag
 PREFIX ?= /usr
 DESTDIR ?=
 
-.PHONY: all module provider tests install vm-build demo check kunit style bench hostile fuzz clean
+.PHONY: all module provider tests install dkms-install deb packages-check vm-build demo check kunit style bench hostile fuzz clean
 
 all: module provider
 
@@ -40,6 +43,23 @@ install: module provider
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	depmod -a
 	$(MAKE) -C tools/provider install DESTDIR=$(DESTDIR)
+
+# DKMS builds stag.ko for the running kernel (KERNELRELEASE=... for another)
+# and again on every kernel upgrade.
+dkms-install:
+	tools/packaging/dkms-install
+
+DEB_OUT ?= .
+deb: provider
+	tools/packaging/deb $(DEB_OUT)
+
+# dkms.sh: make dkms-install, then make deb and apt install, each then a
+# pingpong through the module DKMS built, in a guest of Debian's kernel.
+# Its DKMS builds take their objects from what dkms-cache compiles here.
+packages-check: vm-build
+	tools/testing/vm/dkms-cache
+	tools/testing/vm/run --append stag.loopback=0 --timeout 3600 \
+		-- tools/testing/selftests/run dkms.sh
 
 # Targets that run in the guest build the module for the guest's kernel,
 # whatever the host has.

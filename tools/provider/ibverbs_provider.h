@@ -398,12 +398,15 @@ void verbs_register_driver_34(const struct verbs_device_ops *ops);
 /*
  * rdma-core's PROVIDER_DRIVER also aliases the ops to verbs_provider_<name>
  * for statically linked libibverbs; an out-of-tree provider is only ever
- * dlopen()ed, so the constructor alone is enough.
+ * dlopen()ed, so the constructor alone is enough. It registers only under
+ * an rdma-core release whose layouts this file matches (rdma_core.c).
  */
+bool stag_rdma_core_check(void);
 #define PROVIDER_DRIVER(_provider_name, _drv_struct)				\
 	static __attribute__((constructor)) void _provider_name##_register_driver(void) \
 	{									\
-		verbs_register_driver_34(&(_drv_struct));			\
+		if (stag_rdma_core_check())					\
+			verbs_register_driver_34(&(_drv_struct));		\
 	}
 
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,
