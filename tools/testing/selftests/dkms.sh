@@ -42,10 +42,16 @@ if [ ! -e "$headers/Makefile" ] || [ -z "$netdev" ] || [ -z "$provider" ]; then
 	exit 0
 fi
 
+# On the way out, DKMS's module (if a case stopped with it loaded) goes,
+# and the harness's tree comes back; once the harness's stag is back, it
+# stays for the harness's teardown.
+restored=''
 cleanup()
 {
-	rdma link delete "$dev" 2>/dev/null
-	rmmod stag 2>/dev/null
+	if [ -z "$restored" ]; then
+		rdma link delete "$dev" 2>/dev/null
+		rmmod stag 2>/dev/null
+	fi
 	umount "$mods" 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -163,3 +169,4 @@ umount "$mods"
 install -D -m 0644 "$T_ROOT/tools/provider/${provider##*/}" "$provider"
 t_run "the harness's stag back, with $dev" sh -c \
 	"modprobe stag && rdma link add $dev type stag netdev $netdev"
+restored=1
