@@ -133,42 +133,42 @@ only=${STAG_DKMS_ONLY:-}
 
 # ---- from the tree ----
 if [ "$only" != packages ]; then
-t0=$(date +%s)
-make -s -C "$T_ROOT" dkms-install >"$tmp/install.log" 2>&1
-rc=$?
-echo "# make dkms-install: $(( $(date +%s) - t0 )) s"
-t_eq "make dkms-install" "0" "$rc"
-[ "$rc" = 0 ] || tail -n 20 "$tmp/install.log" | sed 's/^/#   /'
-t_eq "dkms status: installed for $kr" "stag/$ver, $kr, $(uname -m): installed" \
-	"$(dkms_status -v "$ver")"
-works "from the tree"
-t_run "dkms remove" dkms remove -m stag -v "$ver" --all
-t_eq "dkms remove: nothing left" "" "$(dkms_status)"
-t_run "dkms remove: the module file is gone" test ! -e "$mods/updates/dkms/stag.ko"
-rm -rf "/usr/src/stag-$ver"
+	t0=$(date +%s)
+	make -s -C "$T_ROOT" dkms-install >"$tmp/install.log" 2>&1
+	rc=$?
+	echo "# make dkms-install: $(( $(date +%s) - t0 )) s"
+	t_eq "make dkms-install" "0" "$rc"
+	[ "$rc" = 0 ] || tail -n 20 "$tmp/install.log" | sed 's/^/#   /'
+	t_eq "dkms status: installed for $kr" "stag/$ver, $kr, $(uname -m): installed" \
+		"$(dkms_status -v "$ver")"
+	works "from the tree"
+	t_run "dkms remove" dkms remove -m stag -v "$ver" --all
+	t_eq "dkms remove: nothing left" "" "$(dkms_status)"
+	t_run "dkms remove: the module file is gone" test ! -e "$mods/updates/dkms/stag.ko"
+	rm -rf "/usr/src/stag-$ver"
 fi
 
 # ---- from packages ----
 if [ "$only" != tree ]; then
-make -s -C "$T_ROOT" deb DEB_OUT="$tmp/deb" >"$tmp/deb.log" 2>&1
-t_eq "make deb: the two packages" "libstag_${ver}_$(dpkg --print-architecture).deb stag-dkms_${ver}_all.deb" \
-	"$(cd "$tmp/deb" 2>/dev/null && echo *.deb)"
-t0=$(date +%s)
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$tmp"/deb/*.deb >"$tmp/apt.log" 2>&1
-rc=$?
-echo "# apt install ./*.deb: $(( $(date +%s) - t0 )) s"
-t_eq "apt install ./*.deb" "0" "$rc"
-[ "$rc" = 0 ] || tail -n 20 "$tmp/apt.log" | sed 's/^/#   /'
-t_eq "dpkg: both installed" "install ok installed install ok installed" \
-	"$(dpkg-query -W -f='${Status} ' libstag stag-dkms 2>&1 | sed 's/ $//')"
-t_eq "the provider is libstag's" "libstag: $provider" "$(dpkg -S "$provider" 2>&1)"
-t_eq "dkms status: stag-dkms's postinst installed it for $kr" \
-	"stag/$ver, $kr, $(uname -m): installed" "$(dkms_status -v "$ver")"
-works "from packages"
-DEBIAN_FRONTEND=noninteractive apt-get remove -y -q libstag stag-dkms >"$tmp/rm.log" 2>&1
-t_eq "apt remove: stag-dkms's prerm took it out of DKMS" "" "$(dkms_status)"
-t_run "apt remove: the module file is gone" test ! -e "$mods/updates/dkms/stag.ko"
-t_run "apt remove: the provider is gone" test ! -e "$provider"
+	make -s -C "$T_ROOT" deb DEB_OUT="$tmp/deb" >"$tmp/deb.log" 2>&1
+	t_eq "make deb: the two packages" "libstag_${ver}_$(dpkg --print-architecture).deb stag-dkms_${ver}_all.deb" \
+		"$(cd "$tmp/deb" 2>/dev/null && echo *.deb)"
+	t0=$(date +%s)
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$tmp"/deb/*.deb >"$tmp/apt.log" 2>&1
+	rc=$?
+	echo "# apt install ./*.deb: $(( $(date +%s) - t0 )) s"
+	t_eq "apt install ./*.deb" "0" "$rc"
+	[ "$rc" = 0 ] || tail -n 20 "$tmp/apt.log" | sed 's/^/#   /'
+	t_eq "dpkg: both installed" "install ok installed install ok installed" \
+		"$(dpkg-query -W -f='${Status} ' libstag stag-dkms 2>&1 | sed 's/ $//')"
+	t_eq "the provider is libstag's" "libstag: $provider" "$(dpkg -S "$provider" 2>&1)"
+	t_eq "dkms status: stag-dkms's postinst installed it for $kr" \
+		"stag/$ver, $kr, $(uname -m): installed" "$(dkms_status -v "$ver")"
+	works "from packages"
+	DEBIAN_FRONTEND=noninteractive apt-get remove -y -q libstag stag-dkms >"$tmp/rm.log" 2>&1
+	t_eq "apt remove: stag-dkms's prerm took it out of DKMS" "" "$(dkms_status)"
+	t_run "apt remove: the module file is gone" test ! -e "$mods/updates/dkms/stag.ko"
+	t_run "apt remove: the provider is gone" test ! -e "$provider"
 fi
 
 # ---- the harness's stag and provider back, for what runs after ----
