@@ -64,17 +64,28 @@ static void free_skb_action(void *skb)
 	kfree_skb(skb);
 }
 
+/* Bytes @from to @to of @v as the skb's next page fragment. */
+static void vector_frag(struct kunit *test, struct sk_buff *skb, const u8 *v,
+			unsigned int from, unsigned int to)
+{
+	struct page *page = alloc_page(GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	memcpy(page_address(page), v + from, to - from);
+	skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, page, 0, to - from, PAGE_SIZE);
+}
+
 /*
  * The captured packet as an skb the way the receive path has it: IP at
  * the network header, UDP at the transport header. With @split, all but
  * the first @split bytes sit in a page fragment, as virtio-net delivers
- * packets of a full MTU.
+ * packets of a full MTU; with @split2 too, the bytes from @split2 on sit
+ * in a second one.
  */
-static struct sk_buff *vector_skb(struct kunit *test, const u8 *v, unsigned int len,
-				  unsigned int split)
+static struct sk_buff *vector_skb2(struct kunit *test, const u8 *v, unsigned int len,
+				   unsigned int split, unsigned int split2)
 {
 	struct sk_buff *skb = alloc_skb(len, GFP_KERNEL);
-	struct page *page;
 
 	KUNIT_ASSERT_NOT_NULL(test, skb);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, free_skb_action, skb), 0);
@@ -82,12 +93,17 @@ static struct sk_buff *vector_skb(struct kunit *test, const u8 *v, unsigned int 
 	skb_reset_network_header(skb);
 	skb_set_transport_header(skb, sizeof(struct iphdr));
 	if (split) {
-		page = alloc_page(GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, page);
-		memcpy(page_address(page), v + split, len - split);
-		skb_add_rx_frag(skb, 0, page, 0, len - split, PAGE_SIZE);
+		vector_frag(test, skb, v, split, split2 ? split2 : len);
+		if (split2)
+			vector_frag(test, skb, v, split2, len);
 	}
 	return skb;
+}
+
+static struct sk_buff *vector_skb(struct kunit *test, const u8 *v, unsigned int len,
+				  unsigned int split)
+{
+	return vector_skb2(test, v, len, split, 0);
 }
 
 struct vector {
@@ -95,12 +111,19 @@ struct vector {
 	const u8 *bytes;
 	unsigned int len;
 	unsigned int split;
+	unsigned int split2;
 };
 
 static const struct vector vectors[] = {
 	{ "RC SEND_ONLY", rxe_rc_send_only, sizeof(rxe_rc_send_only), 0 },
 	{ "RC SEND_ONLY, payload in a fragment", rxe_rc_send_only, sizeof(rxe_rc_send_only), 60 },
 	{ "RC SEND_ONLY, split mid-payload", rxe_rc_send_only, sizeof(rxe_rc_send_only), 99 },
+	{ "RC SEND_ONLY, payload in two fragments", rxe_rc_send_only,
+	  sizeof(rxe_rc_send_only), 60, 100 },
+	{ "RC SEND_ONLY, the ICRC split between fragments", rxe_rc_send_only,
+	  sizeof(rxe_rc_send_only), 60, sizeof(rxe_rc_send_only) - 2 },
+	{ "RC SEND_ONLY, the ICRC alone in a fragment", rxe_rc_send_only,
+	  sizeof(rxe_rc_send_only), sizeof(rxe_rc_send_only) - 4 },
 	{ "RC ACK", rxe_rc_ack, sizeof(rxe_rc_ack), 0 },
 	{ "UD SEND_ONLY", rxe_ud_send_only, sizeof(rxe_ud_send_only), 0 },
 	{ "UD SEND_ONLY, split", rxe_ud_send_only, sizeof(rxe_ud_send_only), 77 },
@@ -117,7 +140,7 @@ KUNIT_ARRAY_PARAM(vector, vectors, vector_desc);
 static void stag_pkt_icrc_of_rxe_packets(struct kunit *test)
 {
 	const struct vector *v = test->param_value;
-	struct sk_buff *skb = vector_skb(test, v->bytes, v->len, v->split);
+	struct sk_buff *skb = vector_skb2(test, v->bytes, v->len, v->split, v->split2);
 	u32 wire = get_unaligned_le32(v->bytes + v->len - STAG_ICRC_LEN);
 
 	KUNIT_EXPECT_EQ(test, stag_pkt_icrc(skb, skb->data + IP_UDP_LEN), wire);

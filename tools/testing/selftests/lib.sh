@@ -103,6 +103,16 @@ stag_links()
 	rdma link show 2>/dev/null | grep -o 'link stag[^/ ]*' | sort
 }
 
+# kernel_before X.Y: the running kernel is older than release X.Y. For
+# cases whose exact outcome the kernel decides (the guests run 6.1, 6.12
+# and 7.2).
+kernel_before()
+{
+	local v
+	v=$(uname -r | sed 's/^\([0-9]*\.[0-9]*\).*/\1/')
+	[ "$v" != "$1" ] && [ "$(printf '%s\n' "$v" "$1" | sort -V | head -1)" = "$v" ]
+}
+
 # ---- addresses ----
 
 # gid_v4 ADDR: the IPv4-mapped GID of ADDR as sysfs prints it.

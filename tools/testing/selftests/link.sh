@@ -166,15 +166,30 @@ if grep -q '^rdma_rxe ' /proc/modules; then
 	t_run "rdma_rxe has UDP port 4791: stag says it serves this host only" taken_said
 else
 	t_run "stag's devices hold UDP port 4791" port_4791
-	t_run "rdma_rxe cannot load while stag has the port" sh -c '! modprobe rdma_rxe'
+	# rdma_rxe binds the port when it loads before 7.1; from 7.1 (its
+	# sockets are per network namespace) at its first device.
+	if kernel_before 7.1; then
+		t_run "rdma_rxe cannot load while stag has the port" sh -c '! modprobe rdma_rxe'
+	else
+		t_run "rdma_rxe loads while stag has the port" modprobe rdma_rxe
+		t_run "an rdma_rxe device cannot be created while stag has the port" \
+			sh -c "! rdma link add rxe0 type rxe netdev $dev"
+	fi
 	for l in $(stag_links | sed "s/^link //"); do
 		rdma link delete "$l"
 	done
 	t_run "the last stag device lets the port go" sh -c '! ss -Hlun "sport = :4791" | grep -q .'
-	t_run "then rdma_rxe loads and takes it" sh -c 'modprobe rdma_rxe && ss -Hlun "sport = :4791" | grep -q .'
+	if kernel_before 7.1; then
+		t_run "then rdma_rxe loads and takes it" \
+			sh -c 'modprobe rdma_rxe && ss -Hlun "sport = :4791" | grep -q .'
+	else
+		t_run "then an rdma_rxe device takes it" \
+			sh -c "rdma link add rxe0 type rxe netdev $dev && ss -Hlun 'sport = :4791' | grep -q ."
+	fi
 	t_run "a stag device added now works, for this host only" \
 		sh -c "rdma link add stag0 type stag netdev $dev && dmesg | grep -q 'stag: UDP port 4791 is taken'"
 	rdma link delete stag0
+	rdma link delete rxe0 2>/dev/null
 	rmmod rdma_rxe
 	t_run "once rdma_rxe is gone, a new stag device has the wire again" \
 		sh -c "rdma link add stag0 type stag netdev $dev && ss -Hlun 'sport = :4791' | grep -q ."

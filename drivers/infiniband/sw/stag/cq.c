@@ -18,16 +18,17 @@
  * stag_cq_create() - the create_cq verb
  * @ibcq: the CQ the core allocated
  * @attr: cqe is the number of completions it must hold
- * @attrs: the user's command, or NULL for a kernel CQ
+ * @arg: the user's command (compat.h: its attribute bundle, or on older
+ *	kernels its udata), or NULL for a kernel CQ
  *
  * Return: 0; -EINVAL for 0 or more than STAG_MAX_CQE entries, a bad
  * completion vector, or when the device has max_cq CQs already;
  * -EOPNOTSUPP for creation flags; -ENOMEM.
  */
 int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct uverbs_attr_bundle *attrs)
+		   stag_create_cq_arg *arg)
 {
-	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct ib_udata *udata = stag_create_cq_udata(arg);
 	struct stag_dev *sdev = to_stag_dev(ibcq->device);
 	struct stag_cq *cq = to_stag_cq(ibcq);
 	struct stag_create_cq_resp resp = {};
@@ -111,7 +112,7 @@ static int cq_swap_ring(struct stag_cq *cq, struct stag_queue *nq, u32 cqe)
  * Return: 0; -EINVAL for a size out of range or smaller than the number of
  * completions waiting (nothing changes then); -ENOMEM.
  */
-int stag_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+int stag_cq_resize(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata)
 {
 	struct stag_cq *cq = to_stag_cq(ibcq);
 	struct stag_create_cq_resp resp = {};

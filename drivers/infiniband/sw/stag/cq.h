@@ -8,6 +8,7 @@
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
+#include "compat.h"
 #include "queue.h"
 
 #define STAG_MAX_CQ		65536
@@ -32,9 +33,10 @@ static inline struct stag_cq *to_stag_cq(struct ib_cq *ibcq)
 }
 
 int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct uverbs_attr_bundle *attrs);
+		   stag_create_cq_arg *arg);
 int stag_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata);
-int stag_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int stag_cq_resize(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata);
+STAG_DEFINE_RESIZE_CQ(stag_cq_resize)
 int stag_cq_poll(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int stag_cq_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited);

@@ -19,6 +19,7 @@
 #include "debugfs.h"
 #include "dev.h"
 #include "ah.h"
+#include "compat.h"
 #include "cq.h"
 #include "mr.h"
 #include "mw.h"
@@ -98,16 +99,6 @@ static bool netdev_in_use(const struct net_device *ndev)
 	return found;
 }
 
-static bool name_in_use(const char *name)
-{
-	struct ib_device *ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
-
-	if (!ibdev)
-		return false;
-	ib_device_put(ibdev);
-	return true;
-}
-
 static int check_link_args(const char *name, struct net_device *ndev)
 {
 	int ret;
@@ -120,7 +111,7 @@ static int check_link_args(const char *name, struct net_device *ndev)
 	ret = stag_dev_check_netdev(ndev);
 	if (ret)
 		return ret;
-	if (netdev_in_use(ndev) || name_in_use(name))
+	if (netdev_in_use(ndev) || stag_ib_name_taken(name))
 		return -EEXIST;
 	return 0;
 }

@@ -228,16 +228,21 @@ err_free_mr:
  * @length: the number of bytes, at least 1
  * @iova: the address the region's users name its first byte by
  * @access: IB_ACCESS_* flags
+ * @dmah: a DMA handle (steering hints for a device's PCIe writes), which
+ *	stag has no use for; NULL on kernels before 6.17
  * @udata: unused: stag has no driver data for this command
  *
  * Return: the region, or ERR_PTR(-EINVAL) for bad flags, an empty range,
  * one whose iova range wraps, or with max_mr regions on the device
  * already; -ENOMEM past RLIMIT_MEMLOCK or with the TPT full; -EFAULT for
- * memory that is not mapped. Nothing is pinned after a failure.
+ * memory that is not mapped; -EOPNOTSUPP with a DMA handle. Nothing is
+ * pinned after a failure.
  */
 struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
-			       int access, struct ib_udata *udata)
+			       int access, struct ib_dmah *dmah, struct ib_udata *udata)
 {
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
 	return user_mr_create(ibpd, start, length, iova, access, NULL, false);
 }
 

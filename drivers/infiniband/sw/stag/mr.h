@@ -7,6 +7,7 @@
 
 #include <rdma/ib_verbs.h>
 
+#include "compat.h"
 #include "tpt.h"
 
 /* Regions and windows share the TPT's index space. */
@@ -45,7 +46,8 @@ static inline struct stag_mr *to_stag_mr(struct ib_mr *ibmr)
 int stag_mr_check_access(int access);
 struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access);
 struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
-			       int access, struct ib_udata *udata);
+			       int access, struct ib_dmah *dmah, struct ib_udata *udata);
+STAG_DEFINE_REG_USER_MR(stag_mr_reg_user)
 struct ib_mr *stag_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start, u64 length,
 				 u64 iova, int access, struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *stag_mr_reg_shared(struct ib_pd *ibpd, struct ib_mr *ibsrc, u64 iova, int access);

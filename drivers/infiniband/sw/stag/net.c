@@ -18,10 +18,9 @@
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
-#include <net/ipv6_stubs.h>
 #include <net/route.h>
-#include <linux/unaligned.h>
 
+#include "compat.h"
 #include "dev.h"
 #include "net.h"
 #include "pkt.h"
@@ -135,7 +134,7 @@ static int xmit6(struct stag_dev *sdev, const struct stag_path *path, struct dst
 	if (cache)
 		dst = dst_cache_get_ip6(cache, &fl.saddr);
 	if (!dst) {
-		dst = ipv6_stub->ipv6_dst_lookup_flow(&init_net, NULL, &fl, NULL);
+		dst = ip6_dst_lookup_flow(&init_net, NULL, &fl, NULL);
 		if (IS_ERR(dst)) {
 			kfree_skb(skb);
 			return PTR_ERR(dst);

@@ -16,10 +16,10 @@
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
-#include <linux/unaligned.h>
 #include <rdma/ib_verbs.h>
 #include <kunit/visibility.h>
 
+#include "compat.h"
 #include "pkt.h"
 
 #define H(x)	STAG_PKT_##x
@@ -296,21 +296,32 @@ u8 stag_pkt_opcode(u8 class, u8 wr_opcode, bool first, bool last)
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_pkt_opcode);
 
-/* The ICRC's CRC-32 over an skb's pieces, and the joining of two of them. */
-static __wsum icrc_update(const void *buf, int len, __wsum crc)
+/*
+ * The CRC-32 of @len bytes of @skb from @off on, continuing @crc: through
+ * the linear part, the page fragments and the frag list alike, one mapped
+ * piece at a time. (The skb checksum helpers took a CRC's update and
+ * combine until 6.16 dropped both; this walk is the same on every kernel.)
+ * The skb is only read: the sequential reader's prototype is not const.
+ */
+static u32 icrc_skb(const struct sk_buff *skb, unsigned int off, unsigned int len, u32 crc)
 {
-	return (__force __wsum)crc32_le((__force u32)crc, buf, len);
-}
+	struct skb_seq_state st;
+	unsigned int n, at = 0;
+	const u8 *data;
 
-static __wsum icrc_combine(__wsum crc, __wsum crc2, int offset, int len)
-{
-	return (__force __wsum)crc32_le_combine((__force u32)crc, (__force u32)crc2, len);
+	skb_prepare_seq_read((struct sk_buff *)skb, off, off + len, &st);
+	while ((n = skb_seq_read(at, &data, &st))) {
+		/* A piece runs to its own end, past @len too. */
+		if (n >= len - at) {
+			crc = crc32_le(crc, data, len - at);
+			skb_abort_seq_read(&st);
+			break;
+		}
+		crc = crc32_le(crc, data, n);
+		at += n;
+	}
+	return crc;
 }
-
-static const struct skb_checksum_ops icrc_ops = {
-	.update = icrc_update,
-	.combine = icrc_combine,
-};
 
 /* The CRC of eight bytes of ones, the LRH a RoCE v2 packet does not have. */
 #define ICRC_SEED	0xdebb20e3
@@ -363,8 +374,7 @@ u32 stag_pkt_icrc(const struct sk_buff *skb, const void *bth)
 
 	crc = crc32_le(ICRC_SEED, ph, n);
 	off = (const u8 *)bth + STAG_BTH_LEN - skb->data;
-	crc = (__force u32)__skb_checksum(skb, off, skb->len - off - STAG_ICRC_LEN,
-					  (__force __wsum)crc, &icrc_ops);
+	crc = icrc_skb(skb, off, skb->len - off - STAG_ICRC_LEN, crc);
 	return ~crc;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_pkt_icrc);

@@ -111,6 +111,16 @@ static void dispatch_port_event(struct stag_dev *sdev, enum ib_event_type type)
 	ib_dispatch_event(&ev);
 }
 
+/*
+ * The core's report_port_event, which takes the place of the events the
+ * core would raise itself (compat.h): stag_port_netdev_event() has raised
+ * them already.
+ */
+void stag_port_report_event(struct ib_device *ibdev, struct net_device *ndev,
+			    unsigned long event)
+{
+}
+
 /**
  * stag_port_netdev_event() - follow a change of the netdev
  * @sdev: the device, registered, with a reference held by the caller

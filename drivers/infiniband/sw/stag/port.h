@@ -26,6 +26,8 @@ struct stag_port {
 void stag_port_init(struct stag_port *port, const struct net_device *ndev);
 int stag_port_query(struct stag_dev *sdev, struct ib_port_attr *attr);
 int stag_port_immutable(struct stag_dev *sdev, struct ib_port_immutable *imm);
+void stag_port_report_event(struct ib_device *ibdev, struct net_device *ndev,
+			    unsigned long event);
 void stag_port_netdev_event(struct stag_dev *sdev, unsigned long event,
 			    const struct net_device *ndev);
 

@@ -22,6 +22,7 @@
 
 #include <rdma/uverbs_ioctl.h>
 
+#include "compat.h"
 #include "queue.h"
 #include "verbs.h"
 

@@ -23,6 +23,7 @@
 #include <rdma/restrack.h>
 
 #include "ah.h"
+#include "compat.h"
 #include "cq.h"
 #include "dev.h"
 #include "mr.h"
@@ -74,7 +75,7 @@ void stag_req_done(struct stag_qp *qp, struct stag_send *s, enum ib_wc_status st
 
 void stag_req_timer(struct timer_list *t)
 {
-	struct stag_qp *qp = from_timer(qp, t, sq.timer);
+	struct stag_qp *qp = timer_container_of(qp, t, sq.timer);
 
 	/* The run acts on it; the armed timer's reference goes to the work. */
 	set_bit(STAG_SQ_EXPIRED, &qp->sq.flags);

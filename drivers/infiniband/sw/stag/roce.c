@@ -24,8 +24,8 @@
 #include <net/addrconf.h>
 #include <net/udp_tunnel.h>
 #include <rdma/restrack.h>
-#include <linux/unaligned.h>
 
+#include "compat.h"
 #include "counters.h"
 #include "dev.h"
 #include "qp.h"
@@ -208,16 +208,16 @@ static struct socket *open_sock(bool ipv6)
 	ret = udp_sock_create(&init_net, &cfg, &sock);
 	if (ret)
 		return ERR_PTR(ret);
-	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
+	setup_udp_tunnel_sock(&init_net, stag_udp_tunnel_sk(sock), &tcfg);
 	return sock;
 }
 
 static void close_socks(void)
 {
 	if (roce_sock6)
-		udp_tunnel_sock_release(roce_sock6);
+		udp_tunnel_sock_release(stag_udp_tunnel_sk(roce_sock6));
 	if (roce_sock4)
-		udp_tunnel_sock_release(roce_sock4);
+		udp_tunnel_sock_release(stag_udp_tunnel_sk(roce_sock4));
 	roce_sock6 = NULL;
 	roce_sock4 = NULL;
 }

@@ -13,9 +13,9 @@
 
 #include <linux/random.h>
 #include <linux/slab.h>
-#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 
+#include "compat.h"
 #include "pages.h"
 #include "tpt.h"
 #include "trace.h"

@@ -21,6 +21,8 @@
 #include <linux/tracepoint.h>
 #include <rdma/ib_verbs.h>
 
+#include "compat.h"
+
 /* Read once: define_trace.h includes this header again. */
 #ifndef _STAG_TRACE_ONCE
 #define _STAG_TRACE_ONCE
@@ -105,7 +107,7 @@ TRACE_EVENT(stag_gate_refused,
 		__field(u64, len)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		stag_assign_str(dev, ibdev ? dev_name(&ibdev->dev) : "-");
 		__entry->qpn = qpn;
 		__entry->key = key;
 		__entry->err = -err;
@@ -129,7 +131,7 @@ TRACE_EVENT(stag_qp_state,
 		__field(int, new)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		stag_assign_str(dev, dev_name(&ibqp->device->dev));
 		__entry->qpn = ibqp->qp_num;
 		__entry->old = old;
 		__entry->new = new;
@@ -152,8 +154,8 @@ TRACE_EVENT(stag_mr_reg,
 		__field(int, access)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
-		__assign_str(how);
+		stag_assign_str(dev, dev_name(&ibdev->dev));
+		stag_assign_str(how, how);
 		__entry->key = key;
 		__entry->iova = iova;
 		__entry->length = length;
@@ -172,7 +174,7 @@ TRACE_EVENT(stag_mr_dereg,
 		__field(u32, key)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		stag_assign_str(dev, dev_name(&ibdev->dev));
 		__entry->key = key;
 	),
 	TP_printk("%s key 0x%08x", __get_str(dev), __entry->key)
@@ -195,7 +197,7 @@ TRACE_EVENT(stag_mw_bind,
 		__field(int, status)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		stag_assign_str(dev, dev_name(&ibqp->device->dev));
 		__entry->qpn = ibqp->qp_num;
 		__entry->mw_rkey = mw_rkey;
 		__entry->new_rkey = new_rkey;
@@ -223,7 +225,7 @@ TRACE_EVENT(stag_invalidate,
 		__field(int, err)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		stag_assign_str(dev, ibdev ? dev_name(&ibdev->dev) : "-");
 		__entry->qpn = qpn;
 		__entry->key = key;
 		__entry->remote = remote;
@@ -243,8 +245,8 @@ TRACE_EVENT(stag_drop,
 		__field(u32, qpn)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
-		__assign_str(reason);
+		stag_assign_str(dev, dev_name(&ibdev->dev));
+		stag_assign_str(reason, reason);
 		__entry->qpn = qpn;
 	),
 	TP_printk("%s qpn %u %s", __get_str(dev), __entry->qpn, __get_str(reason))
@@ -264,7 +266,7 @@ TRACE_EVENT(stag_retransmit,
 		__field(int, why)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		stag_assign_str(dev, dev_name(&ibqp->device->dev));
 		__entry->qpn = ibqp->qp_num;
 		__entry->psn = psn;
 		__entry->una = una;

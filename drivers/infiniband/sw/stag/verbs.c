@@ -10,6 +10,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "ah.h"
+#include "compat.h"
 #include "counters.h"
 #include "cq.h"
 #include "dev.h"
@@ -26,8 +27,11 @@
 static int stag_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			     struct ib_udata *udata)
 {
-	/* stag defines no driver data for this command. */
-	if (udata->inlen || udata->outlen)
+	/*
+	 * stag defines no driver data for this command. The core's own query
+	 * at registration passes no udata from 7.x on.
+	 */
+	if (udata && (udata->inlen || udata->outlen))
 		return -EINVAL;
 	*attr = to_stag_dev(ibdev)->attr;
 	return 0;
@@ -130,10 +134,11 @@ const struct ib_device_ops stag_verbs_ops = {
 	.query_port = stag_query_port,
 	.query_qp = stag_qp_query,
 	.query_srq = stag_srq_query,
-	.reg_user_mr = stag_mr_reg_user,
+	STAG_OPS_REG_USER_MR(stag_mr_reg_user),
 	.req_notify_cq = stag_cq_req_notify,
 	.rereg_user_mr = stag_mr_rereg_user,
-	.resize_cq = stag_cq_resize,
+	STAG_OPS_REPORT_PORT_EVENT(stag_port_report_event)
+	STAG_OPS_RESIZE_CQ(stag_cq_resize),
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, stag_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, stag_cq, ibcq),

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel interfaces that differ between the kernels stag builds on
+ * (Debian's 6.1, 6.12 and 7.2), in one place. Every difference is a test of
+ * LINUX_VERSION_CODE against the release that changed the interface, and
+ * gives the objects one spelling: the newest kernel's where it can be
+ * written for the old ones, a stag_ name where it cannot. Nothing outside
+ * this header tests a kernel version.
+ */
+#ifndef _STAG_COMPAT_H
+#define _STAG_COMPAT_H
+
+#include <linux/mm.h>
+#include <linux/version.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+/* 6.12 moved the unaligned accessors from asm/ to linux/. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
+/*
+ * 6.3 made vma->vm_flags read-only outside the mm helpers; before them the
+ * flags are set directly (mmap_lock is held for writing either way).
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+#endif
+
+/*
+ * 6.10 gave create_cq the whole uverbs attribute bundle; before, the
+ * driver's udata alone. stag_cq_create() takes either and reads only the
+ * udata.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+typedef struct uverbs_attr_bundle stag_create_cq_arg;
+
+static inline struct ib_udata *stag_create_cq_udata(stag_create_cq_arg *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+#else
+typedef struct ib_udata stag_create_cq_arg;
+
+static inline struct ib_udata *stag_create_cq_udata(stag_create_cq_arg *udata)
+{
+	return udata;
+}
+#endif
+
+/*
+ * 6.10 dropped __assign_str()'s source argument: the string is copied from
+ * what __string() named.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define stag_assign_str(dst, src)	__assign_str(dst)
+#else
+#define stag_assign_str(dst, src)	__assign_str(dst, src)
+#endif
+
+/*
+ * kunit/static_stub.h is 6.4's. Before it, the redirection a KUnit test
+ * installs is not there; the suites that use it run on 6.12 only.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#include <kunit/static_stub.h>
+#else
+#define KUNIT_STATIC_STUB_REDIRECT(real_fn_name, args...) do { } while (0)
+#endif
+
+/* 6.16 renamed from_timer(). */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 16, 0)
+#define timer_container_of(var, timer, field)	from_timer(var, timer, field)
+#endif
+
+/*
+ * 6.17 gave reg_user_mr a DMA handle (TPH steering hints), which
+ * stag_mr_reg_user() takes on every kernel and refuses; before 6.17 the
+ * ops table points at an adapter that passes none.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define STAG_OPS_REG_USER_MR(fn)	.reg_user_mr = fn
+#else
+struct ib_dmah;
+
+#define STAG_OPS_REG_USER_MR(fn)	.reg_user_mr = fn##_compat
+#define STAG_DEFINE_REG_USER_MR(fn)					\
+static inline struct ib_mr *fn##_compat(struct ib_pd *pd, u64 start,	\
+					u64 length, u64 iova, int access, \
+					struct ib_udata *udata)		\
+{									\
+	return fn(pd, start, length, iova, access, NULL, udata);	\
+}
+#endif
+#ifndef STAG_DEFINE_REG_USER_MR
+#define STAG_DEFINE_REG_USER_MR(fn)
+#endif
+
+/*
+ * 7.1 renamed resize_cq to resize_user_cq (the core never resizes a kernel
+ * CQ) and made the size unsigned. stag_cq_resize() takes it unsigned on
+ * every kernel; before 7.1 an adapter refuses a negative size first.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 1, 0)
+#define STAG_OPS_RESIZE_CQ(fn)		.resize_user_cq = fn
+#define STAG_DEFINE_RESIZE_CQ(fn)
+#else
+#define STAG_OPS_RESIZE_CQ(fn)		.resize_cq = fn##_compat
+#define STAG_DEFINE_RESIZE_CQ(fn)					\
+static inline int fn##_compat(struct ib_cq *cq, int cqe,		\
+			      struct ib_udata *udata)			\
+{									\
+	return cqe < 0 ? -EINVAL : fn(cq, cqe, udata);			\
+}
+#endif
+
+/*
+ * 6.14's core raises a RoCE port's ACTIVE and ERR events itself, from the
+ * netdev's, for a device without report_port_event: stag, which raises them
+ * from its own notifier on every kernel, sets it so that each transition is
+ * raised once. The entry carries its comma: before 6.14 it is nothing.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+#define STAG_OPS_REPORT_PORT_EVENT(fn)	.report_port_event = fn,
+#else
+#define STAG_OPS_REPORT_PORT_EVENT(fn)
+#endif
+
+/*
+ * 7.0 stopped exporting ib_device_get_by_name(). There a taken name is
+ * found by the registration itself, whose ENFILE stag reports as EEXIST;
+ * before, it is found up front.
+ */
+static inline bool stag_ib_name_taken(const char *name)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(7, 0, 0)
+	struct ib_device *ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+
+	if (ibdev) {
+		ib_device_put(ibdev);
+		return true;
+	}
+#endif
+	return false;
+}
+
+/*
+ * 7.1 made setup_udp_tunnel_sock() and udp_tunnel_sock_release() take the
+ * socket's sock rather than the socket (release still frees both).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 1, 0)
+#define stag_udp_tunnel_sk(sock)	((sock)->sk)
+#else
+#define stag_udp_tunnel_sk(sock)	(sock)
+#endif
+
+#endif /* _STAG_COMPAT_H */
