@@ -5,7 +5,10 @@
  * LINUX_VERSION_CODE against the release that changed the interface, and
  * gives the objects one spelling: the newest kernel's where it can be
  * written for the old ones, a stag_ name where it cannot. Nothing outside
- * this header tests a kernel version.
+ * this header tests a kernel version. make check builds and tests 6.1,
+ * 6.12 and 7.2; the releases in between are covered by the same tests.
+ * The releases of the 2026 changes (7.0, 7.1) are those of the merge window
+ * after their patches reached the maintainers' trees: 7.2 has them all.
  */
 #ifndef _STAG_COMPAT_H
 #define _STAG_COMPAT_H
@@ -39,16 +42,16 @@ static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
  * udata.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
-typedef struct uverbs_attr_bundle stag_create_cq_arg;
+typedef struct uverbs_attr_bundle stag_create_cq_arg_t;
 
-static inline struct ib_udata *stag_create_cq_udata(stag_create_cq_arg *attrs)
+static inline struct ib_udata *stag_create_cq_udata(stag_create_cq_arg_t *attrs)
 {
 	return attrs ? &attrs->driver_udata : NULL;
 }
 #else
-typedef struct ib_udata stag_create_cq_arg;
+typedef struct ib_udata stag_create_cq_arg_t;
 
-static inline struct ib_udata *stag_create_cq_udata(stag_create_cq_arg *udata)
+static inline struct ib_udata *stag_create_cq_udata(stag_create_cq_arg_t *udata)
 {
 	return udata;
 }

@@ -26,7 +26,7 @@
  * -EOPNOTSUPP for creation flags; -ENOMEM.
  */
 int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   stag_create_cq_arg *arg)
+		   stag_create_cq_arg_t *arg)
 {
 	struct ib_udata *udata = stag_create_cq_udata(arg);
 	struct stag_dev *sdev = to_stag_dev(ibcq->device);

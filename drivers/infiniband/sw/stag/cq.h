@@ -33,7 +33,7 @@ static inline struct stag_cq *to_stag_cq(struct ib_cq *ibcq)
 }
 
 int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   stag_create_cq_arg *arg);
+		   stag_create_cq_arg_t *arg);
 int stag_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata);
 int stag_cq_resize(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata);
 STAG_DEFINE_RESIZE_CQ(stag_cq_resize)
