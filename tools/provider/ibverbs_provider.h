@@ -377,9 +377,17 @@ struct verbs_srq {
  * srq_num at 0x80, 0x88, 0x90 and 0x98, libibverbs' create_cq_ex wrapper
  * initialises the ibv_cq_ex's mutex at 0x20 and cond at 0x48.
  */
-static_assert(offsetof(struct verbs_qp, comp_mask) == 0x160, "verbs_qp.comp_mask");
-static_assert(offsetof(struct verbs_qp, xrcd) == 0x168, "verbs_qp.xrcd");
-static_assert(sizeof(struct verbs_qp) == 0x170, "verbs_qp size");
+/*
+ * verbs_qp as the public struct ibv_qp_ex the provider is built against
+ * lays it out: 44's, or 45..56's with wr_flush (built on Debian 13). The
+ * provider reads where comp_mask is at run time either way.
+ */
+static_assert(offsetof(struct verbs_qp, comp_mask) == 0x160 ||
+	      offsetof(struct verbs_qp, comp_mask) == 0x168, "verbs_qp.comp_mask");
+static_assert(offsetof(struct verbs_qp, xrcd) == offsetof(struct verbs_qp, comp_mask) + 8,
+	      "verbs_qp.xrcd");
+static_assert(sizeof(struct verbs_qp) == offsetof(struct verbs_qp, comp_mask) + 16,
+	      "verbs_qp size");
 static_assert(sizeof(struct verbs_cq) == 0x120, "verbs_cq size");
 static_assert(offsetof(struct ibv_cq_ex, mutex) == 0x20, "ibv_cq_ex.mutex");
 static_assert(offsetof(struct ibv_cq_ex, cond) == 0x48, "ibv_cq_ex.cond");
