@@ -38,8 +38,13 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 UAPI = os.path.join(HERE, '..', '..', 'include', 'uapi')
 CC = os.environ.get('CC', 'cc')
+# Another rdma-core than the host's: its headers ($IBVERBS_INCDIR, ahead of
+# the system's), its archives ($IBVERBS_LIBDIR) and its private ABI
+# ($IBVERBS_PABI: the header's layout and the providers' archive names).
+PABI = os.environ.get('IBVERBS_PABI', '34')
+INCDIR = os.environ.get('IBVERBS_INCDIR')
 
-# siw_dev_ops member -> the symbol rdma-core 44..56 stores there.
+# siw_dev_ops member -> the symbol rdma-core 44..65 stores there.
 SIW_DEV_OPS = {
     'match_table': 'rnic_table',
     'alloc_context': 'siw_alloc_context',
@@ -192,13 +197,56 @@ def call_consts(insns, callee):
     return {}
 
 
+def stack_args(insns, callee):
+    """How many arguments are pushed for the first call to callee.
+
+    The pushes after the call before it (gcc pushes a call's stack
+    arguments right before the call); insns come with relocations.
+    """
+    pushes = before_call = 0
+    for ins in insns:
+        if re.match(r'call\s', ins):
+            before_call, pushes = pushes, 0
+        if re.match(r'push\s', ins):
+            pushes += 1
+        # The call's relocation is the line after it.
+        if re.search(r'R_X86_64_PLT32\s+\S*%s-' % callee, ins):
+            return before_call
+    return None
+
+
+def header_params(header, func, outdir):
+    """The parameter names of func as the header declares it for PABI."""
+    out = preprocessed(header, outdir)
+    m = re.search(r'\bint %s\(([^;]*?)\);' % func, out, re.S)
+    if not m:
+        raise LookupError('%s not declared in %s' % (func, header))
+    return [re.findall(r'\w+', p)[-1] for p in m.group(1).split(',')]
+
+
+ARG_REGS = ['rdi', 'rsi', 'edx', 'ecx', 'r8d', 'r9d']
+
+
 def extract(archive, member, outdir):
     subprocess.run(['ar', 'x', '--output', outdir, archive, member], check=True)
     return os.path.join(outdir, member)
 
 
-def header_members(header, struct):
-    text = open(header).read()
+def preprocessed(header, outdir):
+    """The header as the compiler sees it for PABI, its #ifs resolved."""
+    src = os.path.join(outdir, 'pp.c')
+    with open(src, 'w') as f:
+        f.write('#include "%s"\n' % header)
+    return subprocess.run([CC, '-E', '-P', *cflags(), '-I' + UAPI, src], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def cflags():
+    return ['-DIBVERBS_PABI_VERSION=' + PABI] + (['-isystem', INCDIR] if INCDIR else [])
+
+
+def header_members(header, struct, outdir):
+    text = preprocessed(header, outdir)
     body = re.search(r'struct %s \{(.*?)\n\};' % struct, text, re.S).group(1)
     return re.findall(r'\(\*(\w+)\)\(', body)
 
@@ -212,7 +260,7 @@ def header_values(header, exprs, outdir):
         for name, expr in exprs.items():
             f.write('\tprintf("%s %%zu\\n", (size_t)(%s));\n' % (name, expr))
         f.write('\treturn 0;\n}\n')
-    subprocess.run([CC, '-I' + UAPI, '-o', exe, src], check=True)
+    subprocess.run([CC, *cflags(), '-I' + UAPI, '-o', exe, src], check=True)
     out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
     return dict((k, int(v)) for k, v in (line.split() for line in out.splitlines()))
 
@@ -247,7 +295,7 @@ def main():
             failed += 1
 
     with tempfile.TemporaryDirectory() as tmp:
-        members = header_members(header, 'verbs_context_ops')
+        members = header_members(header, 'verbs_context_ops', tmp)
         ours = header_offsets(header, 'verbs_context_ops', members, tmp)
         dummy = relocs_in(extract(libfile('libibverbs.a'), 'dummy_ops.c.o', tmp),
                           'verbs_dummy_ops')
@@ -259,7 +307,7 @@ def main():
 
         dev_members = list(SIW_DEV_OPS)
         ours = header_offsets(header, 'verbs_device_ops', dev_members, tmp)
-        siw = relocs_in(extract(libfile('libsiw-rdmav34.a'), 'siw.c.o', tmp), 'siw_dev_ops')
+        siw = relocs_in(extract(libfile('libsiw-rdmav%s.a' % PABI), 'siw.c.o', tmp), 'siw_dev_ops')
         theirs = dict((name, off) for off, name in siw.items())
         wrong = [m for m, sym in SIW_DEV_OPS.items() if theirs.get(sym) != ours[m]]
         check('verbs_device_ops member offsets', not wrong, ', '.join(wrong))
@@ -321,7 +369,7 @@ def main():
         theirs = (got.get('ecx'), got.get('push'))
         check('ibv_cmd_alloc_mw core sizes', theirs == want,
               'header ibv_alloc_mw/ib_uverbs_alloc_mw_resp %s, libibverbs %s' % (want, theirs))
-        rxe = extract(libfile('librxe-rdmav34.a'), 'rxe.c.o', tmp)
+        rxe = extract(libfile('librxe-rdmav%s.a' % PABI), 'rxe.c.o', tmp)
         insns = disasm(rxe, 'rxe_alloc_mw', relocs=True)
         got = call_consts(insns, 'ibv_cmd_alloc_mw')
         theirs = (got.get('r8d'), got.get('push'))
@@ -330,6 +378,28 @@ def main():
         size = calloc_size(insns)
         check('ibv_mw size', size == ours['mw'],
               'header %#x, rxe_alloc_mw callocs %s' % (ours['mw'], size and hex(size)))
+
+        # The commands whose arguments changed between releases (65 added
+        # get_context's fd_arr, create_cq_ex's prov_attr, create_qp_ex2's
+        # driver): rxe_alloc_context passes the core command and response
+        # sizes where the header has cmd_size and resp_size, and rxe's
+        # queue creations push as many stack arguments as the header has
+        # past the sixth.
+        sizes = header_values(header, {
+            'cmd': 'sizeof(struct ibv_get_context)',
+            'resp': 'sizeof(struct ib_uverbs_get_context_resp)'}, tmp)
+        params = header_params(header, 'ibv_cmd_get_context', tmp)
+        got = call_consts(disasm(rxe, 'rxe_alloc_context', relocs=True), 'ibv_cmd_get_context')
+        theirs = tuple(got.get(ARG_REGS[params.index(p)]) for p in ('cmd_size', 'resp_size'))
+        check('ibv_cmd_get_context arguments', theirs == (sizes['cmd'], sizes['resp']),
+              'header (%s) takes cmd_size and resp_size as %s, rxe_alloc_context passes %s' %
+              (', '.join(params), (sizes['cmd'], sizes['resp']), theirs))
+        for func, caller in (('ibv_cmd_create_cq_ex', 'rxe_create_cq_ex'),
+                             ('ibv_cmd_create_qp_ex2', 'rxe_create_qp_ex')):
+            params = header_params(header, func, tmp)
+            pushed = stack_args(disasm(rxe, caller, relocs=True), func)
+            check('%s arguments' % func, pushed == max(len(params) - 6, 0),
+                  'header has %d, %s pushes %s past the sixth' % (len(params), caller, pushed))
 
     print('abi-check: %d passed, %d failed' % (passed, failed))
     return 1 if failed else 0

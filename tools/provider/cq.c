@@ -280,8 +280,8 @@ struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 	if (!cq)
 		return NULL;
 
-	ret = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd, sizeof(cmd), &resp.ibv_resp,
-				   sizeof(resp), 0);
+	ret = stag_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd, sizeof(cmd), &resp.ibv_resp,
+				    sizeof(resp), 0);
 	if (ret)
 		goto err_free_cq;
 

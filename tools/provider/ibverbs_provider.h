@@ -7,8 +7,11 @@
  * minimal subset stag needs, written to match IBVERBS_PRIVATE_34 as shipped
  * by rdma-core 44.0 (Debian 12) up to and including rdma-core 56.1
  * (Debian 13), which both export the private ABI under the same version
- * node. Sources: libibverbs/driver.h and libibverbs/kern-abi.h of rdma-core
- * (the v44-era tree), cross-checked against the binaries:
+ * node, and IBVERBS_PRIVATE_65 as rdma-core 65.0 (Debian unstable) ships
+ * it: IBVERBS_PABI_VERSION (the Makefile reads it from the libibverbs it
+ * links against) picks the layout. Sources: libibverbs/driver.h and
+ * libibverbs/kern-abi.h of rdma-core (the v44-era tree, and the tree of
+ * August 2026 for 65), cross-checked against the binaries:
  *
  *  - verbs_context_ops: the member order was read from the relocations of
  *    verbs_dummy_ops in libibverbs.a (dummy_ops.c.o) of both 44.0-2 and
@@ -43,6 +46,14 @@
  *    into core part and udata; "make abi-check" repeats it) and the
  *    arguments rxe.c.o passes at each call, identical in 44.0 and 56.1.
  *
+ * rdma-core 65.0, checked the same way against its own archives: 17 more
+ * context ops (93), verbs_register_driver_65, six more ops at the head of
+ * the public struct verbs_context (so its ibv_context is at 0x170), and one
+ * more argument each for ibv_cmd_get_context, ibv_cmd_create_cq_ex and
+ * ibv_cmd_create_qp_ex2 (rxe 65.0 passes NULL for each, as stag does; see
+ * stag_cmd_get_context() and the others at the end of this file). The other
+ * structures stag uses are as in 56.
+ *
  * Between 44 and 56 the public <infiniband/verbs.h> kept struct ibv_device,
  * ibv_context and verbs_context unchanged; struct ibv_port_attr grew
  * (active_speed_ex), which is why query_port only ever passes the caller's
@@ -65,8 +76,32 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/ib_user_ioctl_verbs.h>
 
-/* The private ABI the provider file name and the register symbol carry. */
+/*
+ * The private ABI the provider file name and the register symbol carry:
+ * 34 for rdma-core 44 up to 56, then each release's own major (65 for
+ * 65.0). The Makefile reads it from the libibverbs it links against.
+ */
+#ifndef IBVERBS_PABI_VERSION
 #define IBVERBS_PABI_VERSION	34
+#endif
+#if IBVERBS_PABI_VERSION != 34 && IBVERBS_PABI_VERSION != 65
+#error "ibverbs_provider.h matches IBVERBS_PRIVATE_34 (rdma-core 44..56) and _65 only"
+#endif
+#define STAG_PASTE2(a, b)	a##b
+#define STAG_PASTE(a, b)	STAG_PASTE2(a, b)
+
+/* Only ever pointed at, by ops and commands of rdma-core 65. */
+struct ibv_buf;
+struct ibv_dmah;
+struct ibv_dmah_init_attr;
+struct ibv_comp_cntr;
+struct ibv_comp_cntr_caps;
+struct ibv_comp_cntr_init_attr;
+struct ibv_qp_attach_comp_cntr_attr;
+struct ibv_mr_init_attr;
+struct ibv_fd_arr;
+struct ibv_command_buffer;
+struct verbs_create_cq_prov_attr;
 
 struct verbs_device;
 
@@ -169,7 +204,14 @@ struct verbs_mr {
 struct verbs_context_ops {
 	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
 			 struct ibv_sge *sg_list, uint32_t num_sges);
+#if IBVERBS_PABI_VERSION >= 65
+	void *(*alloc_buf)(struct ibv_pd *pd, size_t size, struct ibv_buf **buf);
+#endif
 	struct ibv_dm *(*alloc_dm)(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
+#if IBVERBS_PABI_VERSION >= 65
+	struct ibv_dmah *(*alloc_dmah)(struct ibv_context *context,
+				       struct ibv_dmah_init_attr *attr);
+#endif
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
 	struct ibv_pd *(*alloc_parent_domain)(struct ibv_context *context,
@@ -186,6 +228,10 @@ struct verbs_context_ops {
 	int (*close_xrcd)(struct ibv_xrcd *xrcd);
 	void (*cq_event)(struct ibv_cq *cq);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+#if IBVERBS_PABI_VERSION >= 65
+	struct ibv_comp_cntr *(*create_comp_cntr)(struct ibv_context *context,
+						  struct ibv_comp_cntr_init_attr *attr);
+#endif
 	struct ibv_counters *(*create_counters)(struct ibv_context *context,
 						struct ibv_counters_init_attr *init_attr);
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
@@ -205,11 +251,17 @@ struct verbs_context_ops {
 					 struct ibv_srq_init_attr_ex *srq_init_attr_ex);
 	struct ibv_wq *(*create_wq)(struct ibv_context *context,
 				    struct ibv_wq_init_attr *wq_init_attr);
+#if IBVERBS_PABI_VERSION >= 65
+	int (*dealloc_dmah)(struct ibv_dmah *dmah);
+#endif
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	int (*dealloc_td)(struct ibv_td *td);
 	int (*dereg_mr)(struct verbs_mr *vmr);
 	int (*destroy_ah)(struct ibv_ah *ah);
+#if IBVERBS_PABI_VERSION >= 65
+	int (*destroy_comp_cntr)(struct ibv_comp_cntr *comp_cntr);
+#endif
 	int (*destroy_counters)(struct ibv_counters *counters);
 	int (*destroy_cq)(struct ibv_cq *cq);
 	int (*destroy_flow)(struct ibv_flow *flow);
@@ -219,12 +271,20 @@ struct verbs_context_ops {
 	int (*destroy_srq)(struct ibv_srq *srq);
 	int (*destroy_wq)(struct ibv_wq *wq);
 	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+#if IBVERBS_PABI_VERSION >= 65
+	int (*dm_export_dmabuf_fd)(struct ibv_dm *dm);
+	void (*free_buf)(struct ibv_buf *buf);
+#endif
 	void (*free_context)(struct ibv_context *context);
 	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
 	struct ibv_dm *(*import_dm)(struct ibv_context *context, uint32_t dm_handle);
 	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
 	struct ibv_pd *(*import_pd)(struct ibv_context *context, uint32_t pd_handle);
+#if IBVERBS_PABI_VERSION >= 65
+	int (*inc_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t amount);
+	int (*inc_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t amount);
+#endif
 	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
 	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
 				      struct ibv_flow_action_esp_attr *attr);
@@ -241,40 +301,66 @@ struct verbs_context_ops {
 	int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad_op);
 	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
 			     struct ibv_recv_wr **bad_recv_wr);
+#if IBVERBS_PABI_VERSION >= 65
+	int (*qp_attach_comp_cntr)(struct ibv_qp *qp, struct ibv_comp_cntr *comp_cntr,
+				   struct ibv_qp_attach_comp_cntr_attr *attr);
+	int (*query_comp_cntr_caps)(struct ibv_context *context, struct ibv_comp_cntr_caps *caps,
+				    size_t caps_size);
+#endif
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr, size_t attr_size);
 	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
+#if IBVERBS_PABI_VERSION >= 65
+	int (*query_port_speed)(struct ibv_context *context, uint32_t port_num, uint64_t *speed);
+#endif
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 			struct ibv_qp_init_attr *init_attr);
 	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags);
 	int (*query_rt_values)(struct ibv_context *context, struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+#if IBVERBS_PABI_VERSION >= 65
+	int (*read_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t *value);
+#endif
 	int (*read_counters)(struct ibv_counters *counters, uint64_t *counters_value,
 			     uint32_t ncounters, uint32_t flags);
+#if IBVERBS_PABI_VERSION >= 65
+	int (*read_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t *value);
+#endif
 	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset,
 				    size_t length, unsigned int access);
 	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset, size_t length,
 					uint64_t iova, int fd, int access);
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 				 int access);
+#if IBVERBS_PABI_VERSION >= 65
+	struct ibv_mr *(*reg_mr_ex)(struct ibv_pd *pd, struct ibv_mr_init_attr *mr_init_attr);
+#endif
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
 			size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+#if IBVERBS_PABI_VERSION >= 65
+	int (*set_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t value);
+#endif
 	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+#if IBVERBS_PABI_VERSION >= 65
+	int (*set_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t value);
+#endif
 	void (*unimport_dm)(struct ibv_dm *dm);
 	void (*unimport_mr)(struct ibv_mr *mr);
 	void (*unimport_pd)(struct ibv_pd *pd);
 };
 
 /*
- * Offsets measured in the 44.0 and 56.1 binaries (see the top of this
- * file); a wrong member here would make libibverbs call the wrong function.
+ * Offsets measured in the 44.0, 56.1 and 65.0 binaries (see the top of
+ * this file); a wrong member here would make libibverbs call the wrong
+ * function.
  */
 #define VERBS_OP_SLOT(_op) (offsetof(struct verbs_context_ops, _op) / sizeof(void *))
+#if IBVERBS_PABI_VERSION == 34
 static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_context_ops size");
 static_assert(VERBS_OP_SLOT(alloc_pd) == 5, "verbs_context_ops.alloc_pd");
 static_assert(VERBS_OP_SLOT(async_event) == 7, "verbs_context_ops.async_event");
@@ -296,6 +382,28 @@ static_assert(VERBS_OP_SLOT(req_notify_cq) == 69, "verbs_context_ops.req_notify_
 static_assert(VERBS_OP_SLOT(alloc_mw) == 2, "verbs_context_ops.alloc_mw");
 static_assert(VERBS_OP_SLOT(bind_mw) == 10, "verbs_context_ops.bind_mw");
 static_assert(VERBS_OP_SLOT(dealloc_mw) == 25, "verbs_context_ops.dealloc_mw");
+#else
+/* rdma-core 65.0: the relocations of its verbs_dummy_ops, 93 entries. */
+static_assert(sizeof(struct verbs_context_ops) == 93 * sizeof(void *), "verbs_context_ops size");
+static_assert(VERBS_OP_SLOT(alloc_pd) == 7, "verbs_context_ops.alloc_pd");
+static_assert(VERBS_OP_SLOT(async_event) == 9, "verbs_context_ops.async_event");
+static_assert(VERBS_OP_SLOT(dealloc_pd) == 30, "verbs_context_ops.dealloc_pd");
+static_assert(VERBS_OP_SLOT(free_context) == 46, "verbs_context_ops.free_context");
+static_assert(VERBS_OP_SLOT(query_device_ex) == 69, "verbs_context_ops.query_device_ex");
+static_assert(VERBS_OP_SLOT(query_port) == 71, "verbs_context_ops.query_port");
+static_assert(VERBS_OP_SLOT(reg_mr) == 82, "verbs_context_ops.reg_mr");
+static_assert(VERBS_OP_SLOT(unimport_pd) == 92, "verbs_context_ops.unimport_pd");
+static_assert(VERBS_OP_SLOT(create_ah) == 15, "verbs_context_ops.create_ah");
+static_assert(VERBS_OP_SLOT(create_cq_ex) == 19, "verbs_context_ops.create_cq_ex");
+static_assert(VERBS_OP_SLOT(create_qp_ex) == 23, "verbs_context_ops.create_qp_ex");
+static_assert(VERBS_OP_SLOT(create_srq) == 25, "verbs_context_ops.create_srq");
+static_assert(VERBS_OP_SLOT(poll_cq) == 62, "verbs_context_ops.poll_cq");
+static_assert(VERBS_OP_SLOT(post_send) == 64, "verbs_context_ops.post_send");
+static_assert(VERBS_OP_SLOT(req_notify_cq) == 84, "verbs_context_ops.req_notify_cq");
+static_assert(VERBS_OP_SLOT(alloc_mw) == 4, "verbs_context_ops.alloc_mw");
+static_assert(VERBS_OP_SLOT(bind_mw) == 12, "verbs_context_ops.bind_mw");
+static_assert(VERBS_OP_SLOT(dealloc_mw) == 29, "verbs_context_ops.dealloc_mw");
+#endif
 static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops size");
 static_assert(offsetof(struct verbs_device_ops, match_table) == 16, "verbs_device_ops.match_table");
 static_assert(offsetof(struct verbs_device_ops, alloc_context) == 40,
@@ -307,7 +415,12 @@ static_assert(offsetof(struct verbs_match_ent, kind) == 20, "verbs_match_ent.kin
 static_assert(offsetof(struct verbs_device, refcount) == 0x2a0, "verbs_device.refcount");
 static_assert(offsetof(struct verbs_device, core_support) == 0x2c0, "verbs_device.core_support");
 static_assert(sizeof(struct verbs_device) == 0x2c8, "verbs_device size");
+/* rdma-core 65's public verbs_context starts with six more ops (alloc_dmah..free_buf). */
+#if IBVERBS_PABI_VERSION >= 65
+static_assert(offsetof(struct verbs_context, context) == 0x170, "verbs_context.context");
+#else
 static_assert(offsetof(struct verbs_context, context) == 0x140, "verbs_context.context");
+#endif
 static_assert(offsetof(struct verbs_mr, mr_type) == 0x30, "verbs_mr.mr_type");
 static_assert(offsetof(struct verbs_mr, access) == 0x34, "verbs_mr.access");
 static_assert(sizeof(struct verbs_mr) == 0x38, "verbs_mr size");
@@ -401,7 +514,8 @@ static_assert(sizeof(struct verbs_srq) == 0xa0, "verbs_srq size");
  * The private ABI version is part of the symbol name so that a provider
  * built for another ABI fails to load instead of misbehaving.
  */
-void verbs_register_driver_34(const struct verbs_device_ops *ops);
+#define verbs_register_driver STAG_PASTE(verbs_register_driver_, IBVERBS_PABI_VERSION)
+void verbs_register_driver(const struct verbs_device_ops *ops);
 
 /*
  * rdma-core's PROVIDER_DRIVER also aliases the ops to verbs_provider_<name>
@@ -414,7 +528,7 @@ bool stag_rdma_core_check(void);
 	static __attribute__((constructor)) void _provider_name##_register_driver(void) \
 	{									\
 		if (stag_rdma_core_check())					\
-			verbs_register_driver_34(&(_drv_struct));		\
+			verbs_register_driver(&(_drv_struct));			\
 	}
 
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,
@@ -586,9 +700,15 @@ static_assert(sizeof(struct ibv_post_recv) == 0x20, "ibv_post_recv size");
  * core part is sent as the uverbs attributes, whatever follows it as the
  * driver's udata.
  */
+#if IBVERBS_PABI_VERSION >= 65
+int ibv_cmd_get_context(struct verbs_context *context, struct ibv_get_context *cmd,
+			size_t cmd_size, struct ibv_fd_arr *fd_arr,
+			struct ib_uverbs_get_context_resp *resp, size_t resp_size);
+#else
 int ibv_cmd_get_context(struct verbs_context *context, struct ibv_get_context *cmd,
 			size_t cmd_size, struct ib_uverbs_get_context_resp *resp,
 			size_t resp_size);
+#endif
 int ibv_cmd_query_device_any(struct ibv_context *context,
 			     const struct ibv_query_device_ex_input *input,
 			     struct ibv_device_attr_ex *attr, size_t attr_size,
@@ -634,10 +754,18 @@ int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel,
 		      int comp_vector, struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
+#if IBVERBS_PABI_VERSION >= 65
+int ibv_cmd_create_cq_ex(struct ibv_context *context, const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_create_cq_prov_attr *prov_attr, struct verbs_cq *cq,
+			 struct ibv_create_cq_ex *cmd, size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp, size_t resp_size,
+			 uint32_t cmd_flags);
+#else
 int ibv_cmd_create_cq_ex(struct ibv_context *context, const struct ibv_cq_init_attr_ex *cq_attr,
 			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd, size_t cmd_size,
 			 struct ib_uverbs_ex_create_cq_resp *resp, size_t resp_size,
 			 uint32_t cmd_flags);
+#endif
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 /* On success the core response's cqe is what the CQ now holds (cq->cqe). */
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd, size_t cmd_size,
@@ -650,10 +778,17 @@ int ibv_cmd_destroy_cq(struct ibv_cq *cq);
  * comp_mask and writes the capabilities the kernel granted into
  * qp_attr->cap.
  */
+#if IBVERBS_PABI_VERSION >= 65
+int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+			  struct ibv_qp_init_attr_ex *qp_attr, struct ibv_create_qp_ex *cmd,
+			  size_t cmd_size, struct ib_uverbs_ex_create_qp_resp *resp,
+			  size_t resp_size, struct ibv_command_buffer *driver);
+#else
 int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
 			  struct ibv_qp_init_attr_ex *qp_attr, struct ibv_create_qp_ex *cmd,
 			  size_t cmd_size, struct ib_uverbs_ex_create_qp_resp *resp,
 			  size_t resp_size);
+#endif
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		      struct ibv_modify_qp *cmd, size_t cmd_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr, int attr_mask,
@@ -690,5 +825,52 @@ int ibv_cmd_destroy_ah(struct ibv_ah *ah);
  */
 int ibv_dontfork_range(void *base, size_t size);
 int ibv_dofork_range(void *base, size_t size);
+
+/*
+ * rdma-core 65 gave three commands one more argument each: get_context
+ * file descriptors to pass, create_cq_ex a CQ buffer the application
+ * supplies, create_qp_ex2 driver attributes. stag has none of them, so it
+ * passes NULL (as rxe 65.0 does at each call) through these.
+ */
+static inline int stag_cmd_get_context(struct verbs_context *context,
+				       struct ibv_get_context *cmd, size_t cmd_size,
+				       struct ib_uverbs_get_context_resp *resp,
+				       size_t resp_size)
+{
+#if IBVERBS_PABI_VERSION >= 65
+	return ibv_cmd_get_context(context, cmd, cmd_size, NULL, resp, resp_size);
+#else
+	return ibv_cmd_get_context(context, cmd, cmd_size, resp, resp_size);
+#endif
+}
+
+static inline int stag_cmd_create_cq_ex(struct ibv_context *context,
+					const struct ibv_cq_init_attr_ex *cq_attr,
+					struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+					size_t cmd_size,
+					struct ib_uverbs_ex_create_cq_resp *resp,
+					size_t resp_size, uint32_t cmd_flags)
+{
+#if IBVERBS_PABI_VERSION >= 65
+	return ibv_cmd_create_cq_ex(context, cq_attr, NULL, cq, cmd, cmd_size, resp, resp_size,
+				    cmd_flags);
+#else
+	return ibv_cmd_create_cq_ex(context, cq_attr, cq, cmd, cmd_size, resp, resp_size,
+				    cmd_flags);
+#endif
+}
+
+static inline int stag_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+					 struct ibv_qp_init_attr_ex *qp_attr,
+					 struct ibv_create_qp_ex *cmd, size_t cmd_size,
+					 struct ib_uverbs_ex_create_qp_resp *resp,
+					 size_t resp_size)
+{
+#if IBVERBS_PABI_VERSION >= 65
+	return ibv_cmd_create_qp_ex2(context, qp, qp_attr, cmd, cmd_size, resp, resp_size, NULL);
+#else
+	return ibv_cmd_create_qp_ex2(context, qp, qp_attr, cmd, cmd_size, resp, resp_size);
+#endif
+}
 
 #endif /* STAG_IBVERBS_PROVIDER_H */

@@ -141,8 +141,8 @@ static struct stag_qp *qp_create(struct ibv_context *ibctx, struct ibv_qp_init_a
 	if (!qp)
 		return NULL;
 
-	ret = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd), &resp.ibv_resp,
-				    sizeof(resp));
+	ret = stag_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd), &resp.ibv_resp,
+				     sizeof(resp));
 	if (ret)
 		goto err_free_qp;
 

@@ -4,9 +4,10 @@
  *
  * ibverbs_provider.h declares libibverbs's private provider interface
  * itself, because rdma-core does not install it, and that interface is
- * not a stable ABI: its version node (IBVERBS_PRIVATE_34) has stayed the
- * same while structures grew and moved (rdma-core 56 moved verbs_qp's
- * comp_mask). So the provider asks which rdma-core it was loaded into and
+ * not a stable ABI: its version node (IBVERBS_PRIVATE_34) stayed the same
+ * from rdma-core 17 to 56 while structures grew and moved (rdma-core 56
+ * moved verbs_qp's comp_mask); since then each release has its own (65.0
+ * exports IBVERBS_PRIVATE_65). So the provider asks which rdma-core it was loaded into and
  * registers only under a release whose layouts were read from its own
  * binaries. Under any other it does not register at all, and says why: it
  * never guesses a layout.
@@ -30,8 +31,23 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* The releases ibverbs_provider.h was checked against, by major version. */
+#ifndef IBVERBS_PABI_VERSION
+#define IBVERBS_PABI_VERSION	34
+#endif
+
+/*
+ * The releases ibverbs_provider.h was checked against, by major version,
+ * for the private ABI this build has: libibverbs only ever opens a
+ * libstag-rdmav<PABI>.so of its own PABI, and within one PABI the layouts
+ * may still differ by release.
+ */
+#if IBVERBS_PABI_VERSION == 65
+static const unsigned long known_majors[] = { 65 };
+#define KNOWN_RELEASES	"65"
+#else
 static const unsigned long known_majors[] = { 44, 56 };
+#define KNOWN_RELEASES	"44 and 56"
+#endif
 
 /**
  * stag_rdma_core_parse() - the rdma-core release in a libibverbs file name
@@ -132,8 +148,9 @@ bool stag_rdma_core_check(void)
 	if (!ok && stag_device_present())
 		fprintf(stderr,
 			"stag: libibverbs %s is rdma-core %s, whose private provider interface "
-			"this provider was not checked against (rdma-core 44 and 56 only): not "
-			"loading. Check it with make -C tools/provider abi-check.\n",
+			"this provider was not checked against (rdma-core "
+			KNOWN_RELEASES " only): not loading. Check it with "
+			"make -C tools/provider abi-check.\n",
 			real ? real : "(not found)", version);
 	free(real);
 	return ok;

@@ -71,7 +71,7 @@ static struct verbs_context *stag_alloc_context(struct ibv_device *ibdev, int cm
 	if (!ctx)
 		return NULL;
 
-	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	ret = stag_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_uninit_context;
 

@@ -2,8 +2,8 @@
 /*
  * stag direct verbs: what the stag provider offers beyond libibverbs.
  * Applications include this header and link the provider library
- * (-lstag-rdmav34 from libibverbs' provider directory), as mlx5dv users
- * link libmlx5.
+ * (-lstag-rdmav34, or -lstag-rdmav65 under rdma-core 65, from libibverbs'
+ * provider directory), as mlx5dv users link libmlx5.
  */
 #ifndef STAGDV_H
 #define STAGDV_H

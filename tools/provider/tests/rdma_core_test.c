@@ -62,9 +62,16 @@ int main(void)
 	check(stag_rdma_core_parse("libibverbs.so.1.14.1234.5", small, sizeof(small)) == -1,
 	      "a release longer than the room is refused");
 
+#if IBVERBS_PABI_VERSION == 65
+	check(stag_rdma_core_known("65.0"), "65.0 is known to a PABI 65 build");
+	check(!stag_rdma_core_known("44.0"), "44.0 is not known to a PABI 65 build");
+	check(!stag_rdma_core_known("56.1"), "56.1 is not known to a PABI 65 build");
+	check(!stag_rdma_core_known("64.0"), "64.0 is not known to a PABI 65 build");
+#else
 	check(stag_rdma_core_known("44.0"), "44.0 is known");
 	check(stag_rdma_core_known("56.1"), "56.1 is known");
-	check(!stag_rdma_core_known("65.0"), "65.0 is not known");
+	check(!stag_rdma_core_known("65.0"), "65.0 is not known to a PABI 34 build");
+#endif
 	check(!stag_rdma_core_known("45.0"), "45.0 is not known");
 	check(!stag_rdma_core_known("4.0"), "4.0 is not known");
 	check(!stag_rdma_core_known("440"), "440 is not known");

@@ -109,8 +109,15 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_chan
 	return 0;
 }
 
+/* The stand-ins take the arguments of the private ABI built for (ibverbs_provider.h). */
+#if IBVERBS_PABI_VERSION >= 65
+int ibv_cmd_create_cq_ex(struct ibv_context *context, const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_create_cq_prov_attr *prov_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd, size_t cmd_size,
+#else
 int ibv_cmd_create_cq_ex(struct ibv_context *context, const struct ibv_cq_init_attr_ex *cq_attr,
 			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd, size_t cmd_size,
+#endif
 			 struct ib_uverbs_ex_create_cq_resp *resp, size_t resp_size,
 			 uint32_t cmd_flags)
 {
@@ -129,7 +136,11 @@ int ibv_cmd_create_cq_ex(struct ibv_context *context, const struct ibv_cq_init_a
 int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
 			  struct ibv_qp_init_attr_ex *qp_attr, struct ibv_create_qp_ex *cmd,
 			  size_t cmd_size, struct ib_uverbs_ex_create_qp_resp *resp,
+#if IBVERBS_PABI_VERSION >= 65
+			  size_t resp_size, struct ibv_command_buffer *driver)
+#else
 			  size_t resp_size)
+#endif
 {
 	struct stag_create_qp_resp *drv = (void *)(resp + 1);
 
@@ -279,9 +290,15 @@ int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 	abort();
 }
 
+#if IBVERBS_PABI_VERSION >= 65
+int ibv_cmd_get_context(struct verbs_context *context, struct ibv_get_context *cmd,
+			size_t cmd_size, struct ibv_fd_arr *fd_arr,
+			struct ib_uverbs_get_context_resp *resp, size_t resp_size)
+#else
 int ibv_cmd_get_context(struct verbs_context *context, struct ibv_get_context *cmd,
 			size_t cmd_size, struct ib_uverbs_get_context_resp *resp,
 			size_t resp_size)
+#endif
 {
 	abort();
 }
@@ -364,7 +381,7 @@ int ibv_dofork_range(void *base, size_t size)
 }
 
 /* The provider registers itself when loaded. */
-void verbs_register_driver_34(const struct verbs_device_ops *ops)
+void verbs_register_driver(const struct verbs_device_ops *ops)
 {
 }
 
@@ -1032,8 +1049,10 @@ int main(void)
 	sctx.ibv_ctx.context.cmd_fd = fd;
 	sctx.ibv_ctx.context.device = &dev.device;
 	sctx.qp_ex_mask_offset = stag_qp_ex_mask_offset();
-	check(sctx.qp_ex_mask_offset == 0x160, "qp_ex mask offset %#x",
-	      sctx.qp_ex_mask_offset);
+	/* Where the stand-in ibv_qp_to_qp_ex() reads: 0x160 (rdma-core 44), 0x168 (56 on). */
+	check(sctx.qp_ex_mask_offset == (int)offsetof(struct verbs_qp, comp_mask),
+	      "qp_ex mask offset %#x, the headers' %#zx", sctx.qp_ex_mask_offset,
+	      offsetof(struct verbs_qp, comp_mask));
 
 	post_needs_state();
 	send_slot_has_the_request();

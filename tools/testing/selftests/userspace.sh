@@ -5,8 +5,9 @@
 # chroots as SUITE:ROOT (tools/testing/vm/userspace-chroot makes them, with
 # that suite's rdma-core and the provider built inside against it). In
 # each, with this guest's /dev, /proc and /sys mounted: ibv_devinfo lists
-# the device, and ibv_rc_pingpong moves data between two processes of that
-# userspace, and between one of it and one of this guest's (rdma-core 44).
+# the device, ibv_rc_pingpong moves data between two processes of that
+# userspace, and between one of it and one of this guest's (rdma-core 44),
+# and ibv_ud_pingpong and ibv_srq_pingpong between two of it.
 . "$(dirname "$0")/lib.sh"
 
 dev=${STAG_TEST_DEV:-stag0}
@@ -73,6 +74,11 @@ for c in $STAG_CHROOTS; do
 		chroot "$root" ibv_rc_pingpong -- chroot "$root" ibv_rc_pingpong
 	pingpong "$suite (rdma-core $rel) serving, this guest's rdma-core driving" \
 		chroot "$root" ibv_rc_pingpong -- ibv_rc_pingpong
+	# Address handles (UD) and shared receive queues, there too.
+	pingpong "$suite (rdma-core $rel): ibv_ud_pingpong, both ends there" \
+		chroot "$root" ibv_ud_pingpong -s 512 -- chroot "$root" ibv_ud_pingpong -s 512
+	pingpong "$suite (rdma-core $rel): ibv_srq_pingpong, both ends there" \
+		chroot "$root" ibv_srq_pingpong -- chroot "$root" ibv_srq_pingpong
 	for m in dev proc sys; do
 		umount -l "$root/$m" 2>/dev/null
 	done
