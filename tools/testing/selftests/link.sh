@@ -114,8 +114,18 @@ t_fails "nonexistent netdev: ENODEV" "No such device" \
 	rdma link add stag_x type stag netdev nosuchdev
 t_fails "netdev already has a stag device: EEXIST" "File exists" \
 	rdma link add stag_x type stag netdev stagd0
+mark=$(dmesg | wc -l)
 t_fails "name already taken: EEXIST" "File exists" \
 	rdma link add stag_d type stag netdev lo
+# The name a renamed device was added under stays taken while it lives:
+# its debugfs directory has it. (stag_d was added on lo before the fix,
+# with the kernel saying its directory existed.)
+t_run "rename stag_d to stag_r" rdma dev set stag_d name stag_r
+t_fails "the name stag_r had at its link add: EEXIST" "File exists" \
+	rdma link add stag_d type stag netdev lo
+t_run "rename stag_r back to stag_d" rdma dev set stag_r name stag_d
+t_eq "taken names: the kernel says nothing of debugfs" "" \
+	"$(dmesg | tail -n +$((mark + 1)) | grep -i debugfs)"
 modprobe tun
 ip tuntap add dev stagtun0 mode tun
 ip link set stagtun0 up

@@ -99,6 +99,28 @@ static bool netdev_in_use(const struct net_device *ndev)
 	return found;
 }
 
+/*
+ * A name one of stag's own devices was added under. From 7.0 the core
+ * finds a taken name only when registering, after the device's debugfs
+ * directory was made, so stag's own names are checked here on every
+ * kernel.
+ */
+static bool name_in_use(const char *name)
+{
+	struct stag_dev *sdev;
+	bool found = false;
+
+	spin_lock(&stag_devices_lock);
+	list_for_each_entry(sdev, &stag_devices, list) {
+		if (!strcmp(sdev->link_name, name)) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock(&stag_devices_lock);
+	return found;
+}
+
 static int check_link_args(const char *name, struct net_device *ndev)
 {
 	int ret;
@@ -111,7 +133,7 @@ static int check_link_args(const char *name, struct net_device *ndev)
 	ret = stag_dev_check_netdev(ndev);
 	if (ret)
 		return ret;
-	if (netdev_in_use(ndev) || stag_ib_name_taken(name))
+	if (netdev_in_use(ndev) || name_in_use(name) || stag_ib_name_taken(name))
 		return -EEXIST;
 	return 0;
 }
@@ -284,6 +306,7 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	init_attr(sdev);
 
 	/* Without the wire the device still serves QPs of this host. */
+	strscpy(sdev->link_name, name, sizeof(sdev->link_name));
 	stag_roce_get();
 	list_add_dev(sdev);
 	ret = bind_netdev(sdev, ndev);
@@ -297,7 +320,7 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	 */
 	get_device(&sdev->ibdev.dev);
 	/* Before registration: once registered, dealloc may run at any time. */
-	stag_debugfs_add_dev(sdev, name);
+	stag_debugfs_add_dev(sdev, sdev->link_name);
 	ret = ib_register_device(&sdev->ibdev, name, NULL);
 	if (ret)
 		goto err_debugfs;

@@ -37,6 +37,13 @@ struct stag_dev {
 	struct stag_counters __percpu *counters;
 	atomic64_t pinned_pages;	/* user pages pinned by this device's regions */
 	struct dentry *debugfs;
+	/*
+	 * The name rdma link add gave, which its debugfs directory keeps if
+	 * the device is renamed: a later link add of it is refused (EEXIST)
+	 * before it could meet that directory. Set before the device is on
+	 * stag_devices, constant after.
+	 */
+	char link_name[IB_DEVICE_NAME_MAX];
 	struct ida pd_ida;
 	struct xarray qps;	/* by QP number */
 	u32 qp_next;
