@@ -21,6 +21,7 @@
 #include "../port.h"
 #include "../qp.h"
 #include "../queue.h"
+#include "../srq.h"
 #include "testdev.h"
 
 struct attr_case {
@@ -393,6 +394,49 @@ static void stag_qp_kernel_local_inv(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, stag_qp_state(to_stag_qp(b)), IB_QPS_ERR);
 }
 
+/*
+ * A kernel SRQ resized with receives waiting: refused below what waits,
+ * then grown, the waiting receives taken first and in order.
+ */
+static void stag_srq_kernel_resize(struct kunit *test)
+{
+	struct rig *r = rig_create(test, "stagqa");
+	struct ib_srq_init_attr init = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ib_sge sge = { .addr = (uintptr_t)kbuf(test, 64, 0), .length = 64,
+			      .lkey = r->pd->local_dma_lkey };
+	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
+	struct ib_srq_attr attr = {};
+	struct stag_rwqe wqe;
+	struct ib_srq *srq;
+	u64 i;
+
+	srq = ib_create_srq(r->pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(srq));
+	for (i = 1; i <= 4; i++) {
+		wr.wr_id = i;
+		KUNIT_EXPECT_EQ(test, ib_post_srq_recv(srq, &wr, NULL), 0);
+	}
+	attr.max_wr = 3;
+	KUNIT_EXPECT_EQ(test, ib_modify_srq(srq, &attr, IB_SRQ_MAX_WR), -EINVAL);
+	attr.max_wr = 16;
+	KUNIT_EXPECT_EQ(test, ib_modify_srq(srq, &attr, IB_SRQ_MAX_WR), 0);
+	attr.max_wr = 0;
+	KUNIT_EXPECT_EQ(test, ib_query_srq(srq, &attr), 0);
+	KUNIT_EXPECT_EQ(test, attr.max_wr, 16);
+	for (i = 5; i <= 16; i++) {
+		wr.wr_id = i;
+		KUNIT_EXPECT_EQ(test, ib_post_srq_recv(srq, &wr, NULL), 0);
+	}
+	wr.wr_id = 17;
+	KUNIT_EXPECT_EQ(test, ib_post_srq_recv(srq, &wr, NULL), -ENOMEM);
+	for (i = 1; i <= 16; i++) {
+		KUNIT_EXPECT_EQ(test, stag_srq_take(to_stag_srq(srq), &wqe), 0);
+		KUNIT_EXPECT_EQ(test, wqe.wr_id, i);
+	}
+	KUNIT_EXPECT_EQ(test, stag_srq_take(to_stag_srq(srq), &wqe), -ENOENT);
+	ib_destroy_srq(srq);
+}
+
 static void stag_qp_kernel_atomics(struct kunit *test)
 {
 	struct rig *r = rig_create(test, "stagq4");
@@ -601,6 +645,7 @@ static struct kunit_case stag_qp_cases[] = {
 	KUNIT_CASE(stag_qp_kernel_rdma_frmr),
 	KUNIT_CASE(stag_qp_kernel_local_inv),
 	KUNIT_CASE(stag_qp_kernel_atomics),
+	KUNIT_CASE(stag_srq_kernel_resize),
 	KUNIT_CASE(stag_qp_kernel_flush),
 	KUNIT_CASE(stag_qp_kernel_retry_exceeded),
 	KUNIT_CASE(stag_qp_kernel_fast_reg_allocates_nothing),

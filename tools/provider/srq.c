@@ -63,11 +63,39 @@ err_free_srq:
  * The ring keeps the size it was created with: the ABI has no way to hand
  * out a new one, so resizing (IBV_SRQ_MAX_WR) is the kernel's to refuse.
  */
+struct stag_modify_srq_full {
+	struct ibv_modify_srq ibv_cmd;
+	struct stag_modify_srq_cmd drv;
+};
+
+static_assert(offsetof(struct stag_modify_srq_full, drv) == sizeof(struct ibv_modify_srq),
+	      "padding before the udata");
+
+/*
+ * A resize (IBV_SRQ_MAX_WR): the kernel copies the receives waiting into a
+ * new ring and writes where it is into ring; posting stays locked out
+ * until the new ring is mapped, so what the kernel copied is all there is.
+ */
 int stag_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int attr_mask)
 {
-	struct ibv_modify_srq cmd = {};
+	struct stag_srq *srq = to_stag_srq(ibsrq);
+	struct stag_modify_srq_full cmd = {};
+	struct stag_srq_ring ring = {};
+	int ret;
 
-	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+	if (!(attr_mask & IBV_SRQ_MAX_WR))
+		return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
+					  sizeof(cmd.ibv_cmd));
+	cmd.drv.ring_addr = (uintptr_t)&ring;
+	pthread_spin_lock(&srq->queue.lock);
+	ret = ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd, sizeof(cmd));
+	if (!ret)
+		ret = stag_queue_remap(&srq->queue, ibsrq->context->cmd_fd, ring.offset,
+				       ring.num_slots, ring.slot_size,
+				       sizeof(struct stag_recv_wqe) +
+				       (uint64_t)srq->max_sge * sizeof(struct stag_sge));
+	pthread_spin_unlock(&srq->queue.lock);
+	return ret;
 }
 
 int stag_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)

@@ -218,6 +218,22 @@ struct stag_create_srq_resp {
 	__u32 reserved;
 };
 
+/*
+ * The driver tail of modify_srq, whose command has no response. A resize
+ * (IB_SRQ_MAX_WR) of a user SRQ moves it to a new ring and writes where
+ * that is, a struct stag_srq_ring, at ring_addr in the caller's memory,
+ * as rxe's provider learns its resized SRQ.
+ */
+struct stag_modify_srq_cmd {
+	__aligned_u64 ring_addr;
+};
+
+struct stag_srq_ring {
+	__aligned_u64 offset;	/* mmap offset of the SRQ's new ring */
+	__u32 num_slots;
+	__u32 slot_size;
+};
+
 struct stag_create_ah_resp {
 	__u32 ah_num;		/* names the AH in UD send WQEs */
 	__u32 reserved;

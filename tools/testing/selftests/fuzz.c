@@ -507,13 +507,16 @@ static void op_srq(struct world *w)
 	default:
 		srq = take(w, K_SRQ, NULL);
 		if (srq) {
-			struct ibv_srq_attr a = { .max_wr = wild32(), .srq_limit = rnd(80) };
+			struct ibv_srq_attr a = { .max_wr = one_in(2) ? rnd(80) : wild32(),
+						  .srq_limit = rnd(80) };
 			struct ibv_sge sge[MAX_SGE];
 			struct ibv_recv_wr wr = { .wr_id = 9, .sg_list = sge }, *bad;
 			uint32_t len;
 			int i;
 
-			count(ibv_modify_srq(srq, &a, one_in(4) ? (int)wild32() : IBV_SRQ_LIMIT));
+			/* Resizes too, with receives waiting and others posting. */
+			count(ibv_modify_srq(srq, &a, one_in(4) ? (int)wild32() :
+						  one_in(3) ? IBV_SRQ_MAX_WR : IBV_SRQ_LIMIT));
 			for (i = 0; i < MAX_SGE; i++) {
 				sge[i].addr = some_addr(w, &len);
 				sge[i].length = len;

@@ -7,8 +7,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/stag-abi.h>
 
 #include "qp.h"
 
@@ -318,6 +322,233 @@ static void srq_limit_event(void)
 		"a second IBV_EVENT_SRQ_LIMIT_REACHED: the limit was not disarmed");
 }
 
+static bool srq_resize(struct ibv_srq *srq, uint32_t max_wr, int want, const char *what)
+{
+	struct ibv_srq_attr attr = { .max_wr = max_wr };
+	int ret = ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR);
+
+	t_check(ret == want, "%s: ibv_modify_srq IBV_SRQ_MAX_WR %u: %s, expected %s", what,
+		max_wr, strerror(ret), strerror(want));
+	return ret == want;
+}
+
+static void expect_srq_size(struct ibv_srq *srq, uint32_t max_wr, uint32_t limit,
+			    const char *what)
+{
+	struct ibv_srq_attr attr = {};
+	int ret = ibv_query_srq(srq, &attr);
+
+	t_check(!ret && attr.max_wr == max_wr && attr.srq_limit == limit,
+		"%s: ibv_query_srq %s, max_wr %u limit %u, expected %u and %u", what,
+		strerror(ret), attr.max_wr, attr.srq_limit, max_wr, limit);
+}
+
+/* @n 100-byte SENDs a -> b, each taken by receive 100 + @first + i, in order. */
+static bool srq_drain(struct end *a, struct end *b, struct buf *src, struct buf *dst,
+		      int first, int n)
+{
+	char want[100], what[48];
+	int i;
+
+	for (i = first; i < first + n; i++) {
+		snprintf(what, sizeof(what), "receive %d", i);
+		if (!send_wait(a, src, 60 + i, i) ||
+		    !expect_wc(b->rcq, 100 + i, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, what))
+			return false;
+		fill(want, 100, 60 + i);
+		expect_bytes(dst->data + 100 * i, want, 100, what);
+	}
+	return true;
+}
+
+static void srq_resize_grows(void)
+{
+	struct buf *src = buf_new(100, LW), *dst = buf_new(16 * 100, LW);
+	struct ibv_srq *srq = srq_new(4);
+	struct ibv_recv_wr wr, *bad;
+	struct ibv_sge r[16];
+	struct end *a, *b;
+	int i, ret;
+
+	t_check(dev_attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE,
+		"device_cap_flags %#x: no IBV_DEVICE_SRQ_RESIZE", dev_attr.device_cap_flags);
+	if (!src || !dst || !srq || !pair_srq(srq, &a, &b))
+		return;
+	for (i = 0; i < 4; i++) {
+		r[i] = sge_of(dst, 100 * i, 100);
+		if (post_srq(srq, 100 + i, &r[i]))
+			return;
+	}
+	if (!srq_resize(srq, 16, 0, "4 waiting"))
+		return;
+	expect_srq_size(srq, 16, 0, "grown");
+	for (i = 4; i < 16; i++) {
+		r[i] = sge_of(dst, 100 * i, 100);
+		if (post_srq(srq, 100 + i, &r[i]))
+			return;
+	}
+	/* The seventeenth does not fit. */
+	wr = (struct ibv_recv_wr){ .wr_id = 116, .sg_list = &r[0], .num_sge = 1 };
+	ret = ibv_post_srq_recv(srq, &wr, &bad);
+	t_check(ret == ENOMEM, "a 17th receive in 16 slots: %s, expected ENOMEM", strerror(ret));
+	if (!srq_drain(a, b, src, dst, 0, 16))
+		return;
+	expect_none(b->rcq, QUIET_MS, "responder afterwards");
+	expect_guards(dst, "SRQ buffers");
+}
+
+static void srq_resize_refused(void)
+{
+	struct ibv_srq_attr attr = { .max_wr = 8, .srq_limit = 9 };
+	struct buf *src = buf_new(100, LW), *dst = buf_new(8 * 100, LW);
+	struct ibv_srq *srq = srq_new(16);
+	struct ibv_recv_wr wr, *bad;
+	struct ibv_sge r[8];
+	struct end *a, *b;
+	int i, ret;
+
+	if (!src || !dst || !srq || !pair_srq(srq, &a, &b))
+		return;
+	for (i = 0; i < 8; i++) {
+		r[i] = sge_of(dst, 100 * i, 100);
+		if (post_srq(srq, 100 + i, &r[i]))
+			return;
+	}
+	srq_resize(srq, 7, EINVAL, "8 waiting");
+	srq_resize(srq, 0, EINVAL, "size 0");
+	srq_resize(srq, dev_attr.max_srq_wr + 1, EINVAL, "max_srq_wr + 1");
+	ret = ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT);
+	t_check(ret == EINVAL, "size 8 with limit 9: %s, expected EINVAL", strerror(ret));
+	expect_srq_size(srq, 16, 0, "after the refusals");
+	/* Exactly what waits: taken, and the ring is full. */
+	if (!srq_resize(srq, 8, 0, "8 waiting"))
+		return;
+	expect_srq_size(srq, 8, 0, "shrunk to 8");
+	wr = (struct ibv_recv_wr){ .wr_id = 108, .sg_list = &r[0], .num_sge = 1 };
+	ret = ibv_post_srq_recv(srq, &wr, &bad);
+	t_check(ret == ENOMEM, "a 9th receive in 8 slots: %s, expected ENOMEM", strerror(ret));
+	/* A limit comes with a size, and stays armed across another. */
+	attr = (struct ibv_srq_attr){ .max_wr = 8, .srq_limit = 2 };
+	ret = ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT);
+	t_check(!ret, "size 8 with limit 2: %s", strerror(ret));
+	if (!srq_resize(srq, 32, 0, "8 waiting, limit 2"))
+		return;
+	expect_srq_size(srq, 32, 2, "grown to 32, limit 2");
+	if (!srq_drain(a, b, src, dst, 0, 6))
+		return;
+	t_check(!async_event(IBV_EVENT_SRQ_LIMIT_REACHED, srq, QUIET_MS),
+		"IBV_EVENT_SRQ_LIMIT_REACHED with 2 receives left, the limit 2");
+	if (!srq_drain(a, b, src, dst, 6, 2))
+		return;
+	t_check(async_event(IBV_EVENT_SRQ_LIMIT_REACHED, srq, WAIT_MS),
+		"no IBV_EVENT_SRQ_LIMIT_REACHED below the limit 2 kept across the resize");
+	expect_guards(dst, "SRQ buffers");
+}
+
+/*
+ * modify_srq written to the uverbs file by hand, as a process that skips
+ * the provider may: a resize naming an address the kernel cannot write
+ * where the new ring is (EFAULT), and one without that address (EINVAL),
+ * each changing nothing.
+ */
+static void srq_resize_hostile(void)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_modify_srq core;
+		struct stag_modify_srq_cmd drv;
+	} cmd = {};
+	struct buf *src = buf_new(100, LW), *dst = buf_new(2 * 100, LW);
+	struct ibv_srq *srq = srq_new(4);
+	struct ibv_sge r[2];
+	struct end *a, *b;
+	ssize_t n;
+	int i;
+
+	if (!src || !dst || !srq || !pair_srq(srq, &a, &b))
+		return;
+	for (i = 0; i < 2; i++) {
+		r[i] = sge_of(dst, 100 * i, 100);
+		if (post_srq(srq, 100 + i, &r[i]))
+			return;
+	}
+	cmd.hdr.command = IB_USER_VERBS_CMD_MODIFY_SRQ;
+	cmd.hdr.in_words = sizeof(cmd) / 4;
+	cmd.core.srq_handle = srq->handle;
+	cmd.core.attr_mask = IBV_SRQ_MAX_WR;
+	cmd.core.max_wr = 16;
+	cmd.drv.ring_addr = 8;
+	n = write(srq->context->cmd_fd, &cmd, sizeof(cmd));
+	t_check(n < 0 && errno == EFAULT, "ring_addr 8: %zd (%s), expected EFAULT", n,
+		n < 0 ? strerror(errno) : "written");
+	cmd.hdr.in_words = (sizeof(cmd) - sizeof(cmd.drv)) / 4;
+	n = write(srq->context->cmd_fd, &cmd, sizeof(cmd) - sizeof(cmd.drv));
+	t_check(n < 0 && errno == EINVAL, "no ring_addr: %zd (%s), expected EINVAL", n,
+		n < 0 ? strerror(errno) : "written");
+	expect_srq_size(srq, 4, 0, "after the refused resizes");
+	srq_drain(a, b, src, dst, 0, 2);
+	expect_guards(dst, "SRQ buffers");
+}
+
+struct resizer {
+	struct ibv_srq *srq;
+	bool stop;		/* atomic: set by the main thread */
+	int resizes, failures;
+};
+
+static void *resize_loop(void *arg)
+{
+	struct resizer *z = arg;
+	struct ibv_srq_attr attr = {};
+
+	while (!__atomic_load_n(&z->stop, __ATOMIC_RELAXED)) {
+		attr.max_wr = z->resizes & 1 ? 16 : 32;
+		if (ibv_modify_srq(z->srq, &attr, IBV_SRQ_MAX_WR))
+			z->failures++;
+		z->resizes++;
+	}
+	return NULL;
+}
+
+/*
+ * One thread resizes the SRQ over and over while this one posts receives
+ * and sends into them: every receive is taken once, in order, its data
+ * exact, and no resize fails (at most one receive waits).
+ */
+static void srq_resize_race(void)
+{
+	struct buf *src = buf_new(100, LW), *dst = buf_new(64 * 100, LW);
+	struct ibv_srq *srq = srq_new(16);
+	struct resizer z = { .srq = srq };
+	struct ibv_sge r;
+	struct end *a, *b;
+	pthread_t t;
+	char want[100], what[48];
+	int i;
+
+	if (!src || !dst || !srq || !pair_srq(srq, &a, &b))
+		return;
+	if (pthread_create(&t, NULL, resize_loop, &z)) {
+		t_fail("pthread_create");
+		return;
+	}
+	for (i = 0; i < 64; i++) {
+		r = sge_of(dst, 100 * i, 100);
+		snprintf(what, sizeof(what), "receive %d, resizes going on", i);
+		if (post_srq(srq, 100 + i, &r) || !send_wait(a, src, 60 + i, i) ||
+		    !expect_wc(b->rcq, 100 + i, IBV_WC_SUCCESS, IBV_WC_RECV, NULL, what))
+			break;
+		fill(want, 100, 60 + i);
+		expect_bytes(dst->data + 100 * i, want, 100, what);
+	}
+	__atomic_store_n(&z.stop, true, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	printf("# %d resizes during 64 receives\n", z.resizes);
+	t_check(z.resizes > 0 && !z.failures, "%d resizes, %d failed", z.resizes, z.failures);
+	expect_none(b->rcq, QUIET_MS, "responder afterwards");
+	expect_guards(dst, "SRQ buffers");
+}
+
 const struct qp_case xport_cases[] = {
 	{ "UC SEND/RECV and RDMA_WRITE: the data lands, guards intact", uc_send_write },
 	{ "UC RDMA_WRITE with a stale rkey: success at the sender, nothing written",
@@ -332,5 +563,13 @@ const struct qp_case xport_cases[] = {
 	  srq_shared },
 	{ "SRQ limit 4: no event at 4 left, IBV_EVENT_SRQ_LIMIT_REACHED at 3, then disarmed",
 	  srq_limit_event },
+	{ "SRQ resized from 4 to 16 with 4 waiting: 16 taken in order, the 17th ENOMEM",
+	  srq_resize_grows },
+	{ "SRQ resize below what waits, to 0, past max_srq_wr, under its limit: EINVAL, unchanged",
+	  srq_resize_refused },
+	{ "SRQ resized over and over while receives are posted and taken: in order, exact",
+	  srq_resize_race },
+	{ "SRQ resize by hand, ring_addr unwritable: EFAULT; without it: EINVAL; unchanged",
+	  srq_resize_hostile },
 	{ NULL }
 };

@@ -5,7 +5,9 @@
  * take leaves fewer WQEs than the armed limit.
  */
 
+#include <kunit/visibility.h>
 #include <linux/log2.h>
+#include <linux/uaccess.h>
 #include <rdma/stag-abi.h>
 
 #include "dev.h"
@@ -83,39 +85,132 @@ err_uncharge:
 	return ret;
 }
 
+/*
+ * Moves the receives waiting into @nq, in order, and makes it the SRQ's
+ * ring. -EINVAL when more are waiting than @max_wr asked for (however many
+ * the rounded-up ring would hold), or when @limit is above it; -EIO for a
+ * corrupted ring. Nothing changes on failure.
+ */
+static int srq_swap_ring(struct stag_srq *srq, struct stag_queue *nq, u32 max_wr, u32 limit)
+{
+	struct stag_queue *q = &srq->queue;
+	u32 n, i;
+	int ret;
+
+	lockdep_assert_held(&srq->lock);
+	/*
+	 * A user SRQ's provider holds its posting lock across the resize; a
+	 * process that writes the ring itself meanwhile only changes bytes
+	 * that are checked again when a responder takes them.
+	 */
+	ret = stag_queue_avail(q, &n);
+	if (ret)
+		return ret;
+	if (n > max_wr || limit > max_wr)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		memcpy(stag_queue_slot(nq, i), stag_queue_slot(q, q->index + i), q->slot_size);
+	nq->ctl->prod = n;
+	swap(*q, *nq);
+	WRITE_ONCE(srq->max_wr, q->num_slots);
+	srq->limit = limit;
+	return 0;
+}
+
+/*
+ * A new ring for @max_wr receives, shared with the user's process, which
+ * is told where it is at the address its command names.
+ */
+static int srq_new_ring(struct stag_srq *srq, struct stag_queue *nq, u32 max_wr,
+			struct ib_udata *udata)
+{
+	struct stag_modify_srq_cmd cmd = {};
+	struct stag_srq_ring ring = {};
+	int ret;
+
+	if (srq->user) {
+		if (!udata || udata->inlen < sizeof(cmd))
+			return -EINVAL;
+		ret = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
+		if (ret)
+			return ret;
+	}
+	ret = stag_queue_init(nq, roundup_pow_of_two(max_wr), srq->queue.slot_size);
+	if (ret || !srq->user)
+		return ret;
+	ret = stag_queue_share(nq, udata, &ring.offset);
+	if (ret)
+		goto err_uninit;
+	ring.num_slots = nq->num_slots;
+	ring.slot_size = nq->slot_size;
+	if (copy_to_user(u64_to_user_ptr(cmd.ring_addr), &ring, sizeof(ring))) {
+		ret = -EFAULT;
+		goto err_uninit;
+	}
+	return 0;
+
+err_uninit:
+	stag_queue_uninit(nq);
+	return ret;
+}
+
 /**
  * stag_srq_modify() - the modify_srq verb
  * @ibsrq: the SRQ
- * @attr: the new limit (IB_SRQ_LIMIT)
- * @mask: IB_SRQ_LIMIT; IB_SRQ_MAX_WR (resizing) is not supported
- * @udata: unused
+ * @attr: the new size (IB_SRQ_MAX_WR) and limit (IB_SRQ_LIMIT)
+ * @mask: IB_SRQ_MAX_WR, IB_SRQ_LIMIT or both
+ * @udata: the user's command: where to say where a resized ring is
  *
- * Return: 0; -EOPNOTSUPP for a resize; -EINVAL for a limit above the size.
+ * A resize moves the receives waiting to a new ring, in order, and keeps
+ * the armed limit unless a new one comes with it.
+ *
+ * Return: 0; -EINVAL for a size out of range or smaller than the receives
+ * waiting, a limit above the size, or a user resize without the address
+ * to write the ring's place to; -EFAULT when that address is not
+ * writable; -EIO for a corrupted ring; -ENOMEM. Nothing changes on
+ * failure.
  */
 int stag_srq_modify(struct ib_srq *ibsrq, struct ib_srq_attr *attr, enum ib_srq_attr_mask mask,
 		    struct ib_udata *udata)
 {
 	struct stag_srq *srq = to_stag_srq(ibsrq);
+	struct stag_queue nq;
+	unsigned long flags;
+	u32 limit;
+	int ret;
 
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
-	if (mask & ~IB_SRQ_LIMIT)
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if (!(mask & IB_SRQ_LIMIT))
-		return 0;
-	if (attr->srq_limit > srq->max_wr)
+	if (!(mask & IB_SRQ_MAX_WR)) {
+		if (!(mask & IB_SRQ_LIMIT))
+			return 0;
+		spin_lock_irqsave(&srq->lock, flags);
+		ret = attr->srq_limit > srq->max_wr ? -EINVAL : 0;
+		if (!ret)
+			srq->limit = attr->srq_limit;
+		spin_unlock_irqrestore(&srq->lock, flags);
+		return ret;
+	}
+
+	if (attr->max_wr < 1 || attr->max_wr > STAG_MAX_QP_WR)
 		return -EINVAL;
-	spin_lock_bh(&srq->lock);
-	srq->limit = attr->srq_limit;
-	spin_unlock_bh(&srq->lock);
-	return 0;
+	ret = srq_new_ring(srq, &nq, attr->max_wr, udata);
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&srq->lock, flags);
+	limit = mask & IB_SRQ_LIMIT ? attr->srq_limit : srq->limit;
+	ret = srq_swap_ring(srq, &nq, attr->max_wr, limit);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	/* On success nq holds the old ring now: it goes either way. */
+	stag_queue_uninit(&nq);
+	return ret;
 }
 
 int stag_srq_query(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct stag_srq *srq = to_stag_srq(ibsrq);
 
-	attr->max_wr = srq->max_wr;
+	attr->max_wr = READ_ONCE(srq->max_wr);
 	attr->max_sge = srq->max_sge;
 	attr->srq_limit = READ_ONCE(srq->limit);
 	return 0;
@@ -208,3 +303,4 @@ int stag_srq_take(struct stag_srq *srq, struct stag_rwqe *wqe)
 		limit_reached(srq);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_srq_take);
