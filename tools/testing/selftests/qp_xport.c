@@ -231,6 +231,22 @@ static int post_srq(struct ibv_srq *srq, uint64_t wr_id, struct ibv_sge *sg)
 	return ret;
 }
 
+/*
+ * Receives @first .. @first + @n - 1 into @srq: receive i takes 100 bytes
+ * at 100 * i in @dst, as wr_id 100 + i; @r holds their scatter entries.
+ */
+static bool post_srq_n(struct ibv_srq *srq, struct buf *dst, struct ibv_sge *r, int first, int n)
+{
+	int i;
+
+	for (i = first; i < first + n; i++) {
+		r[i] = sge_of(dst, 100 * i, 100);
+		if (post_srq(srq, 100 + i, &r[i]))
+			return false;
+	}
+	return true;
+}
+
 /* A 100-byte SEND of fill(@seed) from @a, waited for. */
 static bool send_wait(struct end *a, struct buf *src, unsigned int seed, uint64_t wr_id)
 {
@@ -257,11 +273,8 @@ static void srq_shared(void)
 
 	if (!src || !dst || !srq || !pair_srq(srq, &a[1], &b[1]) || !pair_srq(srq, &a[2], &b[2]))
 		return;
-	for (i = 0; i < 4; i++) {
-		r[i] = sge_of(dst, 100 * i, 100);
-		if (post_srq(srq, 100 + i, &r[i]))
-			return;
-	}
+	if (!post_srq_n(srq, dst, r, 0, 4))
+		return;
 	for (i = 0; i < 3; i++) {
 		snprintf(what, sizeof(what), "message %d through QP %d", i, from[i]);
 		if (!send_wait(a[from[i]], src, 40 + i, i) ||
@@ -290,11 +303,8 @@ static void srq_limit_event(void)
 
 	if (!src || !dst || !srq || !pair_srq(srq, &a, &b))
 		return;
-	for (i = 0; i < 8; i++) {
-		r[i] = sge_of(dst, 100 * i, 100);
-		if (post_srq(srq, 100 + i, &r[i]))
-			return;
-	}
+	if (!post_srq_n(srq, dst, r, 0, 8))
+		return;
 	ret = ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT);
 	if (ret) {
 		t_fail("ibv_modify_srq IBV_SRQ_LIMIT 4: %s", strerror(ret));
@@ -368,25 +378,19 @@ static void srq_resize_grows(void)
 	struct ibv_recv_wr wr, *bad;
 	struct ibv_sge r[16];
 	struct end *a, *b;
-	int i, ret;
+	int ret;
 
 	t_check(dev_attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE,
 		"device_cap_flags %#x: no IBV_DEVICE_SRQ_RESIZE", dev_attr.device_cap_flags);
 	if (!src || !dst || !srq || !pair_srq(srq, &a, &b))
 		return;
-	for (i = 0; i < 4; i++) {
-		r[i] = sge_of(dst, 100 * i, 100);
-		if (post_srq(srq, 100 + i, &r[i]))
-			return;
-	}
+	if (!post_srq_n(srq, dst, r, 0, 4))
+		return;
 	if (!srq_resize(srq, 16, 0, "4 waiting"))
 		return;
 	expect_srq_size(srq, 16, 0, "grown");
-	for (i = 4; i < 16; i++) {
-		r[i] = sge_of(dst, 100 * i, 100);
-		if (post_srq(srq, 100 + i, &r[i]))
-			return;
-	}
+	if (!post_srq_n(srq, dst, r, 4, 12))
+		return;
 	/* The seventeenth does not fit. */
 	wr = (struct ibv_recv_wr){ .wr_id = 116, .sg_list = &r[0], .num_sge = 1 };
 	ret = ibv_post_srq_recv(srq, &wr, &bad);
@@ -405,15 +409,12 @@ static void srq_resize_refused(void)
 	struct ibv_recv_wr wr, *bad;
 	struct ibv_sge r[8];
 	struct end *a, *b;
-	int i, ret;
+	int ret;
 
 	if (!src || !dst || !srq || !pair_srq(srq, &a, &b))
 		return;
-	for (i = 0; i < 8; i++) {
-		r[i] = sge_of(dst, 100 * i, 100);
-		if (post_srq(srq, 100 + i, &r[i]))
-			return;
-	}
+	if (!post_srq_n(srq, dst, r, 0, 8))
+		return;
 	srq_resize(srq, 7, EINVAL, "8 waiting");
 	srq_resize(srq, 0, EINVAL, "size 0");
 	srq_resize(srq, dev_attr.max_srq_wr + 1, EINVAL, "max_srq_wr + 1");
@@ -463,15 +464,11 @@ static void srq_resize_hostile(void)
 	struct ibv_sge r[2];
 	struct end *a, *b;
 	ssize_t n;
-	int i;
 
 	if (!src || !dst || !srq || !pair_srq(srq, &a, &b))
 		return;
-	for (i = 0; i < 2; i++) {
-		r[i] = sge_of(dst, 100 * i, 100);
-		if (post_srq(srq, 100 + i, &r[i]))
-			return;
-	}
+	if (!post_srq_n(srq, dst, r, 0, 2))
+		return;
 	cmd.hdr.command = IB_USER_VERBS_CMD_MODIFY_SRQ;
 	cmd.hdr.in_words = sizeof(cmd) / 4;
 	cmd.core.srq_handle = srq->handle;
