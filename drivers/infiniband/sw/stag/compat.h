@@ -89,6 +89,7 @@ static inline struct ib_udata *stag_create_cq_udata(stag_create_cq_arg_t *udata)
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
 #define STAG_OPS_REG_USER_MR(fn)	.reg_user_mr = fn
+#define STAG_DEFINE_REG_USER_MR(fn)
 #else
 struct ib_dmah;
 
@@ -100,9 +101,6 @@ static inline struct ib_mr *fn##_compat(struct ib_pd *pd, u64 start,	\
 {									\
 	return fn(pd, start, length, iova, access, NULL, udata);	\
 }
-#endif
-#ifndef STAG_DEFINE_REG_USER_MR
-#define STAG_DEFINE_REG_USER_MR(fn)
 #endif
 
 /*
