@@ -22,12 +22,17 @@ static_assert(offsetof(struct stag_create_srq_resp_full, drv) ==
  * matching SRQs would come through create_srq_ex, which stag leaves
  * unsupported.
  */
+/* What one slot of the SRQ's ring must hold: a WQE with max_sge entries. */
+static uint64_t srq_min_slot(const struct stag_srq *srq)
+{
+	return sizeof(struct stag_recv_wqe) + (uint64_t)srq->max_sge * sizeof(struct stag_sge);
+}
+
 struct ibv_srq *stag_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	struct stag_create_srq_resp_full resp = {};
 	struct ibv_create_srq cmd = {};
 	struct stag_srq *srq;
-	uint64_t min_slot;
 	int ret;
 
 	srq = calloc(1, sizeof(*srq));
@@ -41,9 +46,8 @@ struct ibv_srq *stag_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *att
 
 	/* attr->attr now holds what the kernel granted. */
 	srq->max_sge = attr->attr.max_sge;
-	min_slot = sizeof(struct stag_recv_wqe) + (uint64_t)srq->max_sge * sizeof(struct stag_sge);
 	ret = stag_queue_map(&srq->queue, pd->context->cmd_fd, resp.drv.offset,
-			     resp.drv.num_slots, resp.drv.slot_size, min_slot);
+			     resp.drv.num_slots, resp.drv.slot_size, srq_min_slot(srq));
 	if (ret)
 		goto err_destroy_srq;
 
@@ -59,10 +63,6 @@ err_free_srq:
 	return NULL;
 }
 
-/*
- * The ring keeps the size it was created with: the ABI has no way to hand
- * out a new one, so resizing (IBV_SRQ_MAX_WR) is the kernel's to refuse.
- */
 struct stag_modify_srq_full {
 	struct ibv_modify_srq ibv_cmd;
 	struct stag_modify_srq_cmd drv;
@@ -91,9 +91,7 @@ int stag_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int attr_m
 	ret = ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd, sizeof(cmd));
 	if (!ret)
 		ret = stag_queue_remap(&srq->queue, ibsrq->context->cmd_fd, ring.offset,
-				       ring.num_slots, ring.slot_size,
-				       sizeof(struct stag_recv_wqe) +
-				       (uint64_t)srq->max_sge * sizeof(struct stag_sge));
+				       ring.num_slots, ring.slot_size, srq_min_slot(srq));
 	pthread_spin_unlock(&srq->queue.lock);
 	return ret;
 }

@@ -137,7 +137,7 @@ static inline int fn##_compat(struct ib_cq *cq, int cqe,		\
  * 7.0 stopped exporting ib_device_get_by_name(). There a name another
  * driver's device has is found by the registration itself, whose ENFILE
  * stag reports as EEXIST; before, it is found up front. (stag's own names
- * are checked up front on every kernel: dev.c's name_in_use().)
+ * are checked up front on every kernel: dev.c's link_in_use().)
  */
 static inline bool stag_ib_name_taken(const char *name)
 {

@@ -83,36 +83,21 @@ VISIBLE_IF_KUNIT int stag_dev_check_netdev(const struct net_device *ndev)
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_dev_check_netdev);
 
-static bool netdev_in_use(const struct net_device *ndev)
-{
-	struct stag_dev *sdev;
-	bool found = false;
-
-	spin_lock(&stag_devices_lock);
-	list_for_each_entry(sdev, &stag_devices, list) {
-		if (sdev->ndev == ndev) {
-			found = true;
-			break;
-		}
-	}
-	spin_unlock(&stag_devices_lock);
-	return found;
-}
-
 /*
- * A name one of stag's own devices was added under. From 7.0 the core
- * finds a taken name only when registering, after the device's debugfs
- * directory was made, so stag's own names are checked here on every
- * kernel.
+ * Is the netdev, or the name, one of stag's own devices already has? The
+ * name is the one its link was added under, which its debugfs directory
+ * keeps across a rename. (From 7.0 the core finds a taken name only when
+ * registering, after that directory was made, so stag's own names are
+ * checked here on every kernel.)
  */
-static bool name_in_use(const char *name)
+static bool link_in_use(const char *name, const struct net_device *ndev)
 {
 	struct stag_dev *sdev;
 	bool found = false;
 
 	spin_lock(&stag_devices_lock);
 	list_for_each_entry(sdev, &stag_devices, list) {
-		if (!strcmp(sdev->link_name, name)) {
+		if (sdev->ndev == ndev || !strcmp(sdev->link_name, name)) {
 			found = true;
 			break;
 		}
@@ -133,7 +118,7 @@ static int check_link_args(const char *name, struct net_device *ndev)
 	ret = stag_dev_check_netdev(ndev);
 	if (ret)
 		return ret;
-	if (netdev_in_use(ndev) || name_in_use(name) || stag_ib_name_taken(name))
+	if (link_in_use(name, ndev) || stag_ib_name_taken(name))
 		return -EEXIST;
 	return 0;
 }
@@ -305,8 +290,8 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	init_ibdev(sdev, ndev);
 	init_attr(sdev);
 
-	/* Without the wire the device still serves QPs of this host. */
 	strscpy(sdev->link_name, name, sizeof(sdev->link_name));
+	/* Without the wire the device still serves QPs of this host. */
 	stag_roce_get();
 	list_add_dev(sdev);
 	ret = bind_netdev(sdev, ndev);
