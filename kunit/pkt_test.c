@@ -282,8 +282,8 @@ static void stag_pkt_every_opcode_round_trip(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, out.src_qpn, in.src_qpn);
 		}
 	}
-	/* 23 RC, 12 UC, 2 UD. */
-	KUNIT_EXPECT_EQ(test, n, 37U);
+	/* 24 RC (atomic write among them), 12 UC, 2 UD. */
+	KUNIT_EXPECT_EQ(test, n, 38U);
 }
 
 struct bad_case {
@@ -309,6 +309,8 @@ static const struct bad_case bad_cases[] = {
 	{ "ACK with a payload", STAG_OP_ACK, 0, 16 + 4 + 4 },
 	{ "ACK with pad", STAG_OP_ACK, 0x10, 16 + 1 + 4 },
 	{ "read request with a payload", STAG_OP_READ_REQUEST, 0, 28 + 8 + 4 },
+	{ "UC atomic write (0x3d)", STAG_OP_UC | STAG_OP_ATOMIC_WRITE, 0, 28 + 8 + 4 },
+	{ "atomic write without room for its RETH", STAG_OP_ATOMIC_WRITE, 0, 12 + 15 + 4 },
 };
 
 static void bad_case_desc(const struct bad_case *c, char *desc)
@@ -396,8 +398,11 @@ static void stag_pkt_opcode_refuses(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_UD, IB_WR_RDMA_WRITE, true, true), 0xff);
 	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_UD, IB_WR_SEND, true, false), 0xff);
 	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_RC, IB_WR_LOCAL_INV, true, true), 0xff);
+	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_UC, IB_WR_ATOMIC_WRITE, true, true), 0xff);
 	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_RC, IB_WR_RDMA_READ, true, true),
 			STAG_OP_READ_REQUEST);
+	/* IBA 1.5's RDMA ATOMIC WRITE, 0x1d as rdma_rxe sends it. */
+	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_RC, IB_WR_ATOMIC_WRITE, true, true), 0x1d);
 	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_UD, IB_WR_SEND_WITH_IMM, true, true),
 			STAG_OP_UD | STAG_OP_SEND_ONLY_IMM);
 }

@@ -42,6 +42,13 @@ static const struct send_case send_cases[] = {
 	  IB_WC_LOC_LEN_ERR },
 	{ "RC fetch&add, 2x8 bytes", IB_QPT_RC, true, IB_WR_ATOMIC_FETCH_AND_ADD, 2, 0, 0, 8,
 	  IB_WC_LOC_LEN_ERR },
+	{ "RC atomic write", IB_QPT_RC, true, IB_WR_ATOMIC_WRITE, 0, 0, 0, 0, IB_WC_SUCCESS },
+	{ "RC atomic write naming an sge", IB_QPT_RC, true, IB_WR_ATOMIC_WRITE, 1, 0, 0, 8,
+	  IB_WC_LOC_QP_OP_ERR },
+	{ "RC atomic write inline", IB_QPT_RC, true, IB_WR_ATOMIC_WRITE, 0, IB_SEND_INLINE, 8, 0,
+	  IB_WC_LOC_QP_OP_ERR },
+	{ "UC atomic write", IB_QPT_UC, true, IB_WR_ATOMIC_WRITE, 0, 0, 0, 0, IB_WC_LOC_QP_OP_ERR },
+	{ "UD atomic write", IB_QPT_UD, true, IB_WR_ATOMIC_WRITE, 0, 0, 0, 0, IB_WC_LOC_QP_OP_ERR },
 	{ "RC local inv", IB_QPT_RC, true, IB_WR_LOCAL_INV, 0, 0, 0, 0, IB_WC_SUCCESS },
 	{ "RC reg_mr from user", IB_QPT_RC, true, IB_WR_REG_MR, 0, 0, 0, 0, IB_WC_LOC_QP_OP_ERR },
 	{ "RC reg_mr from kernel", IB_QPT_RC, false, IB_WR_REG_MR, 0, 0, 0, 0, IB_WC_SUCCESS },
@@ -122,7 +129,10 @@ static void stag_wqe_send_rules(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, wqe);
 	KUNIT_EXPECT_EQ(test, stag_wqe_fetch_send(&lim, slot, slot_size(), wqe), c->expected);
 	KUNIT_EXPECT_EQ(test, wqe->hdr.wr_id, 0x1234);
-	if (c->expected == IB_WC_SUCCESS && !(c->flags & IB_SEND_INLINE))
+	/* An atomic write moves the 8 bytes of its header. */
+	if (c->expected == IB_WC_SUCCESS && c->opcode == IB_WR_ATOMIC_WRITE)
+		KUNIT_EXPECT_EQ(test, wqe->length, 8ULL);
+	else if (c->expected == IB_WC_SUCCESS && !(c->flags & IB_SEND_INLINE))
 		KUNIT_EXPECT_EQ(test, wqe->length, (u64)c->num_sge * c->sge_len);
 }
 

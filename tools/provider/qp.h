@@ -50,7 +50,7 @@ int stag_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 				 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 				 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |			     \
 				 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |	     \
-				 IBV_QP_EX_WITH_SEND_WITH_INV)
+				 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 void stag_qp_set_ex_ops(struct stag_qp *qp);
 int stag_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

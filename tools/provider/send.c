@@ -28,6 +28,8 @@ SAME_VALUE(IBV_WR_ATOMIC_FETCH_AND_ADD, IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD);
 SAME_VALUE(IBV_WR_LOCAL_INV, IB_UVERBS_WR_LOCAL_INV);
 SAME_VALUE(IBV_WR_BIND_MW, IB_UVERBS_WR_BIND_MW);
 SAME_VALUE(IBV_WR_SEND_WITH_INV, IB_UVERBS_WR_SEND_WITH_INV);
+/* rdma-core 44's kernel headers predate 6.2's IB_UVERBS_WR_ATOMIC_WRITE. */
+static_assert(IBV_WR_ATOMIC_WRITE == 15, "IB_UVERBS_WR_ATOMIC_WRITE");
 /* A window's access flags travel as they are. */
 SAME_VALUE(IBV_ACCESS_REMOTE_WRITE, IB_UVERBS_ACCESS_REMOTE_WRITE);
 SAME_VALUE(IBV_ACCESS_REMOTE_READ, IB_UVERBS_ACCESS_REMOTE_READ);
@@ -70,6 +72,15 @@ static void wqe_set_atomic(struct stag_send_wqe *wqe, uint32_t rkey, uint64_t re
 	wqe->wr.atomic.compare_add = compare_add;
 	wqe->wr.atomic.swap = swap;
 	wqe->wr.atomic.rkey = rkey;
+}
+
+/* An atomic write's value travels in the header, as its bytes are. */
+static void wqe_set_atomic_write(struct stag_send_wqe *wqe, uint32_t rkey, uint64_t remote_addr,
+				 const void *value)
+{
+	wqe->wr.atomic.remote_addr = remote_addr;
+	wqe->wr.atomic.rkey = rkey;
+	memcpy(&wqe->wr.atomic.swap, value, sizeof(wqe->wr.atomic.swap));
 }
 
 static void wqe_set_ud(struct stag_send_wqe *wqe, struct ibv_ah *ah, uint32_t remote_qpn,
@@ -142,6 +153,10 @@ static bool send_wr_valid(const struct stag_qp *qp, const struct ibv_send_wr *wr
 		return false;
 	if (wr_is_ud_send(qp, wr->opcode) && !ah_usable(qp, wr->wr.ud.ah))
 		return false;
+	/* ibv_post_send()'s atomic write names its 8 bytes with its list. */
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE &&
+	    sge_total(wr->sg_list, wr->num_sge) != sizeof(uint64_t))
+		return false;
 	return wr->opcode != IBV_WR_BIND_MW || wr->bind_mw.mw;
 }
 
@@ -189,6 +204,21 @@ static void wqe_set_wr(const struct stag_qp *qp, struct stag_send_wqe *wqe,
 	}
 }
 
+/* The 8 bytes an ibv_post_send() atomic write's list names (checked: 8). */
+static void wqe_set_atomic_write_wr(struct stag_send_wqe *wqe, const struct ibv_send_wr *wr)
+{
+	uint8_t value[sizeof(uint64_t)];
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		memcpy(value + n, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+		n += wr->sg_list[i].length;
+	}
+	wqe->send_flags &= ~IBV_SEND_INLINE;
+	wqe_set_atomic_write(wqe, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, value);
+}
+
 static void send_wqe_write(const struct stag_qp *qp, struct stag_send_wqe *wqe,
 			   const struct ibv_send_wr *wr)
 {
@@ -196,7 +226,9 @@ static void send_wqe_write(const struct stag_qp *qp, struct stag_send_wqe *wqe,
 
 	wqe_init(wqe, wr->wr_id, wr->opcode, wr->send_flags);
 	wqe_set_wr(qp, wqe, wr);
-	if (wr->send_flags & IBV_SEND_INLINE) {
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE) {
+		wqe_set_atomic_write_wr(wqe, wr);
+	} else if (wr->send_flags & IBV_SEND_INLINE) {
 		for (i = 0; i < wr->num_sge; i++)
 			wqe_set_inline(wqe, (void *)(uintptr_t)wr->sg_list[i].addr,
 				       wr->sg_list[i].length);
@@ -392,6 +424,15 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t r
 		wqe_set_atomic(wqe, rkey, remote_addr, add, 0);
 }
 
+static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr,
+			    const void *atomic_wr)
+{
+	struct stag_send_wqe *wqe = wr_new(qpx, IBV_WR_ATOMIC_WRITE);
+
+	if (wqe)
+		wqe_set_atomic_write(wqe, rkey, remote_addr, atomic_wr);
+}
+
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	struct stag_send_wqe *wqe = wr_new(qpx, IBV_WR_LOCAL_INV);
@@ -490,7 +531,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 		wqe_set_inline(qp->wr_cur, buf_list[i].addr, buf_list[i].length);
 }
 
-/* TSO, XRC, atomic write and flush stay NULL: create refuses those ops. */
+/* TSO, XRC and flush stay NULL: create refuses those ops. */
 void stag_qp_set_ex_ops(struct stag_qp *qp)
 {
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
@@ -506,6 +547,7 @@ void stag_qp_set_ex_ops(struct stag_qp *qp)
 	qpx->wr_rdma_read = wr_rdma_read;
 	qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	qpx->wr_atomic_write = wr_atomic_write;
 	qpx->wr_local_inv = wr_local_inv;
 	qpx->wr_bind_mw = wr_bind_mw;
 	qpx->wr_set_ud_addr = wr_set_ud_addr;

@@ -736,7 +736,7 @@ static bool region_sge(struct world *w, struct ibv_sge *sge, uint32_t *rkey, uin
 static const enum ibv_wr_opcode opcodes[] = {
 	IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
 	IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
-	IBV_WR_LOCAL_INV, IBV_WR_SEND_WITH_INV, IBV_WR_BIND_MW,
+	IBV_WR_LOCAL_INV, IBV_WR_SEND_WITH_INV, IBV_WR_BIND_MW, IBV_WR_ATOMIC_WRITE,
 };
 
 static void op_post(struct world *w)
@@ -780,7 +780,7 @@ static void op_post(struct world *w)
 	wr.wr_id = rnd(1000);
 	wr.sg_list = sge;
 	wr.num_sge = n;
-	wr.opcode = one_in(16) ? (enum ibv_wr_opcode)rnd(32) : opcodes[rnd(10)];
+	wr.opcode = one_in(16) ? (enum ibv_wr_opcode)rnd(32) : opcodes[rnd(ARRAY_SIZE(opcodes))];
 	wr.send_flags = rnd(16) & (IBV_SEND_SIGNALED | IBV_SEND_FENCE | IBV_SEND_SOLICITED |
 				   IBV_SEND_INLINE);
 	if (wr.send_flags & IBV_SEND_INLINE) {
@@ -800,6 +800,22 @@ static void op_post(struct world *w)
 		wr.wr.atomic.rkey = valid && rkey ? rkey : some_key(w, true);
 		wr.wr.atomic.compare_add = 1;
 		sge[0].length = 8;
+	}
+	/*
+	 * The provider reads an atomic write's 8 bytes at post time, like
+	 * inline data: only from memory that is mapped. Mostly one entry of
+	 * 8 bytes to an aligned address; else lists that may add up to 8.
+	 */
+	if (wr.opcode == IBV_WR_ATOMIC_WRITE) {
+		for (i = 0; i < MAX_SGE; i++) {
+			sge[i].addr = (uint64_t)(uintptr_t)w->buf[rnd(NBUF)] + rnd(BUF_LEN / 2);
+			sge[i].length = rnd(9);
+		}
+		if (!one_in(4)) {
+			wr.wr.rdma.remote_addr &= ~7ULL;
+			wr.num_sge = 1;
+			sge[0].length = 8;
+		}
 	}
 	if (wr.opcode == IBV_WR_LOCAL_INV || wr.opcode == IBV_WR_SEND_WITH_INV)
 		wr.invalidate_rkey = some_key(w, true);

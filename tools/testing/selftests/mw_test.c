@@ -51,6 +51,7 @@ struct acc {
 #define RD	IBV_WR_RDMA_READ
 #define FA	IBV_WR_ATOMIC_FETCH_AND_ADD
 #define CS	IBV_WR_ATOMIC_CMP_AND_SWP
+#define AW	IBV_WR_ATOMIC_WRITE
 
 /* One access through a fresh window over [WOFF, WOFF + WLEN) of the target. */
 static void access_case(const void *arg)
@@ -304,6 +305,20 @@ const struct mw_case access_cases[] = {
 		 access_case, ACC(1, RW, RD, 0, 1, RAE)),
 	CASE_ARG("type 1 READ and WRITE window (region has all rights): FETCH_ADD REM_ACCESS_ERR",
 		 access_case, ACC(1, RW | RR, FA, 0, 8, RAE)),
+	CASE_ARG("type 1 ATOMIC_WRITE of the window's first 8 bytes (REMOTE_WRITE)", access_case,
+		 ACC(1, RW, AW, 0, 8, OK)),
+	CASE_ARG("type 2 ATOMIC_WRITE of the window's last 8 bytes (REMOTE_WRITE)", access_case,
+		 ACC(2, RW, AW, WLEN - 8, 8, OK)),
+	CASE_ARG("type 2 ATOMIC_WRITE of the 8 bytes past the window: REM_ACCESS_ERR, untouched",
+		 access_case, ACC(2, RW, AW, WLEN, 8, RAE)),
+	CASE_ARG("type 2 ATOMIC_WRITE of the 8 bytes before the window: REM_ACCESS_ERR",
+		 access_case, ACC(2, RW, AW, -8, 8, RAE)),
+	CASE_ARG("type 2 ATOMIC window (region has all rights): ATOMIC_WRITE REM_ACCESS_ERR",
+		 access_case, ACC(2, RA, AW, 0, 8, RAE)),
+	CASE_ARG("type 1 READ window (region has all rights): ATOMIC_WRITE REM_ACCESS_ERR",
+		 access_case, ACC(1, RR, AW, 0, 8, RAE)),
+	CASE_ARG("type 2 zero-based: ATOMIC_WRITE at length - 8, the window's last 8 bytes",
+		 access_case, ACC(2, RW | ZB, AW, WLEN - 8, 8, OK)),
 	CASE_ARG("type 2 WRITE of the window's last byte", access_case,
 		 ACC(2, RW, WR, WLEN - 1, 1, OK)),
 	CASE_ARG("type 2 WRITE one byte before the window: REM_ACCESS_ERR, untouched",

@@ -267,6 +267,8 @@ int wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_FETCH_ADD;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
 	case IBV_WR_BIND_MW:
 		return IBV_WC_BIND_MW;
 	case IBV_WR_LOCAL_INV:
@@ -285,6 +287,8 @@ static const char *op_name(enum ibv_wr_opcode op)
 		return "READ";
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return "FETCH_ADD";
+	case IBV_WR_ATOMIC_WRITE:
+		return "ATOMIC_WRITE";
 	default:
 		return "CMP_SWP";
 	}
@@ -292,7 +296,8 @@ static const char *op_name(enum ibv_wr_opcode op)
 
 /*
  * @op of @len bytes (8 for an atomic) at @raddr through @rkey, on @e as
- * @wr_id; an atomic adds ADD, or compares with @compare and swaps in SWAP.
+ * @wr_id; an atomic adds ADD, or compares with @compare and swaps in SWAP;
+ * an atomic write writes the requester's first 8 bytes.
  */
 int post_access(struct end *e, uint64_t wr_id, enum ibv_wr_opcode op, size_t len,
 		uint32_t rkey, uint64_t raddr, uint64_t compare)
@@ -323,6 +328,7 @@ void apply(enum ibv_wr_opcode op, size_t o, size_t len)
 
 	switch (op) {
 	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_ATOMIC_WRITE:
 		memcpy(tgt.want + o, loc.want, len);
 		break;
 	case IBV_WR_RDMA_READ:

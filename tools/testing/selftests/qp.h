@@ -37,7 +37,7 @@ int qp_cases_main(const char *suite, const char *timeout_env, int limit,
 
 /* Each part's cases, ending with { NULL }. */
 extern const struct qp_case rc_cases[], err_cases[], xport_cases[], api_cases[],
-	hostile_cases[];
+	hostile_cases[], atomic_write_cases[];
 
 /* ---- buffers ---- */
 
@@ -91,6 +91,7 @@ struct ibv_srq *srq_new(int max_wr);
 struct end *end_on(enum ibv_qp_type type, struct ibv_cq *scq, struct ibv_cq *rcq,
 		   struct ibv_srq *srq, bool sig_all);
 struct end *end_new(enum ibv_qp_type type, struct ibv_srq *srq, bool sig_all);
+struct end *end_ops(enum ibv_qp_type type, uint64_t send_ops);
 struct conn conn_to(uint32_t qpn, const union ibv_gid *dgid);
 struct conn conn_default(const struct end *peer);
 int qp_to_init(struct ibv_qp *qp, int access);

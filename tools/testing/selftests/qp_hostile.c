@@ -101,6 +101,25 @@ static void raw_opcode_reg_mr(void)
 	raw_bad(w, IBV_WC_LOC_QP_OP_ERR);
 }
 
+/* An atomic write's 8 bytes are in its header: one naming a buffer is refused. */
+static void raw_atomic_write_sge(void)
+{
+	struct stag_send_wqe w = wqe_send(1, 1);
+
+	w.opcode = IBV_WR_ATOMIC_WRITE;
+	raw_bad(w, IBV_WC_LOC_QP_OP_ERR);
+}
+
+static void raw_atomic_write_inline(void)
+{
+	struct stag_send_wqe w = wqe_send(1, 0);
+
+	w.opcode = IBV_WR_ATOMIC_WRITE;
+	w.send_flags |= IBV_SEND_INLINE;
+	w.inline_len = 8;
+	raw_bad(w, IBV_WC_LOC_QP_OP_ERR);
+}
+
 static void raw_num_sge(void)
 {
 	raw_bad(wqe_send(1, 255), IBV_WC_LOC_QP_OP_ERR);
@@ -735,6 +754,10 @@ const struct qp_case hostile_cases[] = {
 	{ "raw WQE with opcode 0xff: IBV_WC_LOC_QP_OP_ERR, the QP in ERR", raw_opcode_ff },
 	{ "raw WQE with opcode 0x20 (the kernel's IB_WR_REG_MR): IBV_WC_LOC_QP_OP_ERR",
 	  raw_opcode_reg_mr },
+	{ "raw ATOMIC_WRITE naming an SGE: IBV_WC_LOC_QP_OP_ERR, the QP in ERR",
+	  raw_atomic_write_sge },
+	{ "raw ATOMIC_WRITE with 8 bytes inline: IBV_WC_LOC_QP_OP_ERR, the QP in ERR",
+	  raw_atomic_write_inline },
 	{ "raw WQE with num_sge 255: IBV_WC_LOC_QP_OP_ERR", raw_num_sge },
 	{ "raw inline WQE with inline_len 0xffffffff: IBV_WC_LOC_QP_OP_ERR", raw_inline_len },
 	{ "raw RDMA_READ into another process's region by its lkey: IBV_WC_LOC_PROT_ERR, untouched",

@@ -451,6 +451,40 @@ struct end *end_on(enum ibv_qp_type type, struct ibv_cq *scq, struct ibv_cq *rcq
 	return e;
 }
 
+/*
+ * A QP of @type created with ibv_create_qp_ex() to take the ibv_wr_*() of
+ * @send_ops (IBV_QP_EX_WITH_*), with CQs of its own, in RESET.
+ */
+struct end *end_ops(enum ibv_qp_type type, uint64_t send_ops)
+{
+	struct end *e = calloc(1, sizeof(*e));
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = type,
+		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_send_sge = MAX_SGE,
+			 .max_recv_sge = MAX_SGE },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+		.send_ops_flags = send_ops,
+	};
+
+	if (!e)
+		return NULL;
+	e->scq = cq_new();
+	e->rcq = cq_new();
+	if (!e->scq || !e->rcq)
+		return NULL;
+	a.send_cq = e->scq;
+	a.recv_cq = e->rcq;
+	e->qp = ibv_create_qp_ex(ctx, &a);
+	if (!e->qp) {
+		t_fail("ibv_create_qp_ex with send_ops_flags %#llx: %s", (ull)send_ops,
+		       strerror(errno));
+		return NULL;
+	}
+	track(K_QP, e->qp, 0);
+	return e;
+}
+
 /* A QP of @type with a send and a receive CQ of its own, in RESET. */
 struct end *end_new(enum ibv_qp_type type, struct ibv_srq *srq, bool sig_all)
 {
@@ -715,7 +749,7 @@ static const char *opcode_str(int op)
 		[IBV_WC_SEND] = "SEND", [IBV_WC_RDMA_WRITE] = "RDMA_WRITE",
 		[IBV_WC_RDMA_READ] = "RDMA_READ", [IBV_WC_COMP_SWAP] = "COMP_SWAP",
 		[IBV_WC_FETCH_ADD] = "FETCH_ADD", [IBV_WC_BIND_MW] = "BIND_MW",
-		[IBV_WC_LOCAL_INV] = "LOCAL_INV",
+		[IBV_WC_LOCAL_INV] = "LOCAL_INV", [IBV_WC_ATOMIC_WRITE] = "ATOMIC_WRITE",
 	};
 
 	if (op == IBV_WC_RECV)

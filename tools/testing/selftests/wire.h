@@ -133,6 +133,7 @@ bool wire_new(enum ibv_qp_type type, bool on_srq, struct end **e, struct rqp *r,
 	      struct conn *mine, struct conn *theirs);
 bool wire_connect(struct end *e, const struct rqp *r, struct conn *mine, struct conn *theirs);
 bool wire_pair(enum ibv_qp_type type, bool on_srq, struct end **e, struct rqp *r);
+bool wire_pair_ops(enum ibv_qp_type type, uint64_t send_ops, struct end **e, struct rqp *r);
 
 void expect_recv(const struct ibv_wc *wc, uint32_t len, const uint32_t *imm, uint32_t qpn,
 		 const char *what);

@@ -3,10 +3,10 @@
 #
 # QPs and memory windows against a device in another guest, over RoCE v2
 # on a virtual link (bin/wire_test, see wire_test.c): every RC operation at
-# sizes around the path MTU, atomics, remote access errors, RNR, retry
-# exhaustion, UC, UD with its GRH, an SRQ, a type 2 window, a stranger; the
-# exact completion at both ends, data byte for byte, guard bytes on both
-# sides.
+# sizes around the path MTU, atomics, atomic writes, remote access errors,
+# RNR, retry exhaustion, UC, UD with its GRH, an SRQ, a type 2 window, a
+# stranger; the exact completion at both ends, data byte for byte, guard
+# bytes on both sides.
 #
 # In a two-guest run (tools/testing/vm/pair -- wire.sh) the server half,
 # wire_test --serve, runs in the peer guest (peer.py) on its device, stag0

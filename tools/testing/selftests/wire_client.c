@@ -396,6 +396,18 @@ bool wire_pair(enum ibv_qp_type type, bool on_srq, struct end **e, struct rqp *r
 	return wire_new(type, on_srq, e, r, &mine, &theirs) && wire_connect(*e, r, &mine, &theirs);
 }
 
+/* As wire_pair(), RC or UC, with a QP here that takes the ibv_wr_*() of @send_ops. */
+bool wire_pair_ops(enum ibv_qp_type type, uint64_t send_ops, struct end **e, struct rqp *r)
+{
+	struct conn mine, theirs;
+
+	*e = end_ops(type, send_ops);
+	if (!*e || !rqp_new(r, type, false))
+		return false;
+	conns(*e, r, &mine, &theirs);
+	return wire_connect(*e, r, &mine, &theirs);
+}
+
 /* ---- checks ---- */
 
 /* A receive completion of @len bytes for QP @qpn, with the immediate *@imm if @imm. */

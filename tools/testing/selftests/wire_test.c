@@ -6,10 +6,10 @@
  * completion at both ends, the data byte for byte where it lands, and the
  * guard bytes around every buffer on both sides; the server's buffers and
  * completions are fetched and judged here. The cases: every RC operation at
- * sizes around the path MTU, atomics, remote access errors and the error
- * state behind them, RNR and retry exhaustion, UC, UD with its GRH, an SRQ,
- * a type 2 window of the server's, and a stranger's QP the server must not
- * hear. Runs in the guest as root; wire.sh starts both halves.
+ * sizes around the path MTU, atomics, atomic writes, remote access errors
+ * and the error state behind them, RNR and retry exhaustion, UC, UD with
+ * its GRH, an SRQ, a type 2 window of the server's, and a stranger's QP
+ * the server must not hear. Runs in the guest as root; wire.sh starts both halves.
  *
  *   wire_test -d DEV -g IDX -c ADDR:PORT [-x IDX] [PATTERN...]
  *	the cases (whose names contain a PATTERN) against the server at
@@ -179,6 +179,69 @@ static void rc_atomic(const void *arg)
 	fill(want, sizeof(want), SEED_S);
 	memcpy(want + 16, &a->after, 8);
 	rbuf_expect(&rb, want, "server's target and the bytes around it");
+	rexpect_none(&r, 'r', 0, "server's receive CQ");
+}
+
+/* ---- RC atomic write ---- */
+
+static const struct atomic_write {
+	const char *name;
+	int access;		/* of the server's region */
+	size_t off;		/* where in it the 8 bytes go */
+	enum ibv_wc_status status;
+} atomic_writes[] = {
+	{ "RC ATOMIC_WRITE: the 8 bytes land whole, the bytes around untouched",
+	  LW | RW, 16, IBV_WC_SUCCESS },
+	{ "RC ATOMIC_WRITE to a region with REMOTE_ATOMIC but not REMOTE_WRITE: REM_ACCESS_ERR",
+	  LW | RA, 16, IBV_WC_REM_ACCESS_ERR },
+	{ "RC ATOMIC_WRITE 4 bytes off alignment: REM_INV_REQ_ERR, nothing written",
+	  LW | RW, 20, IBV_WC_REM_INV_REQ_ERR },
+};
+
+/*
+ * ibv_wr_atomic_write() of 8 bytes to the server's region (the verbs'
+ * only way on rdma_rxe, whose ibv_post_send() does not take one); the
+ * answer is an empty read response.
+ */
+static void rc_atomic_write(const void *arg)
+{
+	const struct atomic_write *a = arg;
+	uint8_t want[64], val[8];
+	struct ibv_qp_ex *x;
+	int ret;
+	struct rbuf rb;
+	struct end *e;
+	struct rqp r;
+
+	if (!rbuf_new(&rb, 64, a->access, SEED_S) ||
+	    !wire_pair_ops(IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, &e, &r))
+		return;
+	x = ibv_qp_to_qp_ex(e->qp);
+	if (!x) {
+		t_fail("ibv_qp_to_qp_ex: NULL");
+		return;
+	}
+	fill(val, sizeof(val), SEED_C);
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(x, rb.rkey, rb.addr + a->off, val);
+	ret = ibv_wr_complete(x);
+	if (ret) {
+		t_fail("ibv_wr_complete: %s", strerror(ret));
+		return;
+	}
+	fill(want, sizeof(want), SEED_S);
+	if (a->status == IBV_WC_SUCCESS) {
+		expect_wc(e->scq, 1, IBV_WC_SUCCESS, IBV_WC_ATOMIC_WRITE, NULL, "client");
+		memcpy(want + a->off, val, sizeof(val));
+		rexpect_state(&r, IBV_QPS_RTS, "server's QP");
+	} else {
+		expect_fails(e, 1, a->status, "client");
+		/* IBA class C: the responder that NAKs moves to the error state too. */
+		rexpect_state(&r, IBV_QPS_ERR, "server's QP");
+	}
+	rbuf_expect(&rb, want, "server's region");
 	rexpect_none(&r, 'r', 0, "server's receive CQ");
 }
 
@@ -872,6 +935,9 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < ARRAY_SIZE(atomics); i++)
 		wire_run(atomics[i].name, rc_atomic, &atomics[i], limit, npat, pat);
+	for (i = 0; i < ARRAY_SIZE(atomic_writes); i++)
+		wire_run(atomic_writes[i].name, rc_atomic_write, &atomic_writes[i], limit, npat,
+			 pat);
 	for (i = 0; i < ARRAY_SIZE(denials); i++)
 		wire_run(denials[i].name, rc_denied, &denials[i], limit, npat, pat);
 	for (i = 0; i < ARRAY_SIZE(cases); i++)

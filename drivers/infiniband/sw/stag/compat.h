@@ -68,6 +68,17 @@ static inline struct ib_udata *stag_create_cq_udata(stag_create_cq_arg_t *udata)
 #endif
 
 /*
+ * 6.2 added RDMA Atomic Write (IBA 1.5): its send and completion opcodes
+ * and the device capability. stag takes it on every kernel; before 6.2
+ * only its own rings carry it, with the values the verbs ABI gives it.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+#define IB_WR_ATOMIC_WRITE		15
+#define IB_WC_ATOMIC_WRITE		9
+#define IB_DEVICE_ATOMIC_WRITE		BIT_ULL(40)
+#endif
+
+/*
  * kunit/static_stub.h is 6.4's. Before it, the redirection a KUnit test
  * installs is not there; the suites that use it run on 6.12 only.
  */

@@ -154,7 +154,8 @@ static void init_attr(struct stag_dev *sdev)
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_UD_AV_PORT_ENFORCE | IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B | IB_DEVICE_SRQ_RESIZE;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B | IB_DEVICE_SRQ_RESIZE |
+				 IB_DEVICE_ATOMIC_WRITE;
 	attr->max_mr_size = U64_MAX;
 	attr->max_fast_reg_page_list_len = STAG_MAX_FRMR_PAGES;
 	attr->max_pkeys = STAG_PKEY_TBL_LEN;

@@ -70,6 +70,8 @@ const struct stag_pkt_op stag_pkt_ops[256] = {
 	[STAG_OP_RC | STAG_OP_ATOMIC_ACK] = { H(ATOMIC_ACK) | ONLY | H(AETH) | H(ATMACK), 24 },
 	[STAG_OP_RC | STAG_OP_CMP_SWAP] = { H(REQ) | H(ATOMIC) | ONLY | H(ATMETH), 40 },
 	[STAG_OP_RC | STAG_OP_FETCH_ADD] = { H(REQ) | H(ATOMIC) | ONLY | H(ATMETH), 40 },
+	[STAG_OP_RC | STAG_OP_ATOMIC_WRITE] = {
+		H(REQ) | H(ATOMIC_WRITE) | ONLY | H(RETH) | H(PAYLOAD), 28 },
 	[STAG_OP_RC | STAG_OP_SEND_LAST_INV] = { SEND_PKT | H(END) | H(COMP) | H(IETH), 16 },
 	[STAG_OP_RC | STAG_OP_SEND_ONLY_INV] = {
 		SEND_PKT | ONLY | H(RECV) | H(COMP) | H(IETH), 16 },
@@ -248,7 +250,8 @@ static u8 seq_op(u8 first_op, bool first, bool last, u8 last_op, u8 only_op)
  * @last: the packet is the message's last
  *
  * Immediate data and invalidation ride on the last packet, as IBA 9.4.1
- * orders. A read request, an atomic and a UD send are always one packet.
+ * orders. A read request, an atomic, an atomic write and a UD send are
+ * always one packet.
  *
  * Return: the opcode, or 0xff when @class has no packet for the message
  * (UC has no read, atomic or invalidate; UD sends only, in one packet).
@@ -285,6 +288,9 @@ u8 stag_pkt_opcode(u8 class, u8 wr_opcode, bool first, bool last)
 		break;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		op = STAG_OP_FETCH_ADD;
+		break;
+	case IB_WR_ATOMIC_WRITE:
+		op = STAG_OP_ATOMIC_WRITE;
 		break;
 	default:
 		return 0xff;

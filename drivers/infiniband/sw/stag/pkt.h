@@ -61,6 +61,7 @@ enum stag_opcode {
 	STAG_OP_FETCH_ADD		= 0x14,
 	STAG_OP_SEND_LAST_INV		= 0x16,
 	STAG_OP_SEND_ONLY_INV		= 0x17,
+	STAG_OP_ATOMIC_WRITE		= 0x1d,	/* IBA 1.5, RC only */
 };
 
 /* What an opcode carries and means (stag_pkt_ops[]). */
@@ -85,6 +86,7 @@ enum stag_pkt_flag {
 	STAG_PKT_ATOMIC_ACK	= BIT(17),
 	STAG_PKT_RECV		= BIT(18),	/* takes a receive WQE */
 	STAG_PKT_COMP		= BIT(19),	/* completes a receive */
+	STAG_PKT_ATOMIC_WRITE	= BIT(20),	/* answered by an empty READ_RESP_ONLY */
 };
 
 struct stag_pkt_op {

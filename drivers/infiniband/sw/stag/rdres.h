@@ -10,10 +10,14 @@
 
 struct stag_pkt;
 
-/* One read or atomic: the read's range, or the atomic's result. */
+/*
+ * One read or atomic: the read's range, or the atomic's result. An atomic
+ * write is kept as an atomic without a result, under its own opcode.
+ */
 struct stag_rdres {
 	bool used;
 	bool atomic;
+	u8 opcode;		/* an atomic's: a duplicate must have the same */
 	u32 first_psn;
 	u32 last_psn;
 	u64 va;

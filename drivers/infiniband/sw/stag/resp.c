@@ -297,6 +297,20 @@ static enum stag_resp_result do_read(struct stag_qp *dst, struct stag_msg *msg)
 	return ret ? STAG_RESP_NAK_ACCESS : STAG_RESP_ACK;
 }
 
+/**
+ * stag_resp_atomic_result() - the answer to an atomic, from stag_sgl_atomic()
+ * @ret: what it returned
+ *
+ * Return: STAG_RESP_ACK; STAG_RESP_NAK_INV_REQ for bytes it cannot write
+ * whole (an invalid request, IBA oA19-28); STAG_RESP_NAK_ACCESS otherwise.
+ */
+enum stag_resp_result stag_resp_atomic_result(int ret)
+{
+	if (!ret)
+		return STAG_RESP_ACK;
+	return ret == -EINVAL ? STAG_RESP_NAK_INV_REQ : STAG_RESP_NAK_ACCESS;
+}
+
 static enum stag_resp_result do_atomic(struct stag_qp *dst, struct stag_msg *msg)
 {
 	const struct stag_send_wqe *hdr = &msg->wqe->hdr;
@@ -315,11 +329,34 @@ static enum stag_resp_result do_atomic(struct stag_qp *dst, struct stag_msg *msg
 			      hdr->wr.atomic.swap, &orig);
 	stag_sgl_release(dst->rq.remote);
 	if (ret)
-		return STAG_RESP_NAK_ACCESS;
+		return stag_resp_atomic_result(ret);
 	/* The original value goes back into the requester's checked buffer. */
 	if (stag_sgl_write(msg->local, 0, &orig, sizeof(orig)))
 		return STAG_RESP_NAK_OP;
 	return STAG_RESP_ACK;
+}
+
+/*
+ * An atomic write: the 8 bytes of its header, with the remote write right
+ * (as rdma_rxe and the verbs tests check it), executed once. Its answer
+ * carries nothing back.
+ */
+static enum stag_resp_result do_atomic_write(struct stag_qp *dst, struct stag_msg *msg)
+{
+	const struct stag_send_wqe *hdr = &msg->wqe->hdr;
+	enum stag_resp_result res;
+	u64 orig;
+	int ret;
+
+	if (hdr->wr.atomic.remote_addr & (sizeof(u64) - 1))
+		return STAG_RESP_NAK_INV_REQ;
+	res = stag_resp_get_remote(dst, hdr->wr.atomic.rkey, hdr->wr.atomic.remote_addr,
+				   sizeof(u64), IB_ACCESS_REMOTE_WRITE);
+	if (res != STAG_RESP_ACK)
+		return res;
+	ret = stag_sgl_atomic(dst->rq.remote, IB_WR_ATOMIC_WRITE, 0, hdr->wr.atomic.swap, &orig);
+	stag_sgl_release(dst->rq.remote);
+	return stag_resp_atomic_result(ret);
 }
 
 /*
@@ -385,6 +422,8 @@ enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *ms
 		res = do_read(dst, msg);
 	else if (stag_wqe_is_atomic(op))
 		res = do_atomic(dst, msg);
+	else if (stag_wqe_is_atomic_write(op))
+		res = do_atomic_write(dst, msg);
 	else
 		res = STAG_RESP_NAK_INV_REQ;
 

@@ -42,5 +42,6 @@ void stag_resp_complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicite
 void stag_resp_recv_error(struct stag_qp *qp, enum ib_wc_status status);
 enum stag_resp_result stag_resp_get_remote(struct stag_qp *dst, u32 rkey, u64 addr, u64 len,
 					   int access);
+enum stag_resp_result stag_resp_atomic_result(int ret);
 
 #endif /* _STAG_RESP_H */

@@ -12,8 +12,9 @@
  * N), counting retry_cnt down; an RNR NAK waits for the responder's timer,
  * counting rnr_retry down (7: for ever); the other NAKs complete their
  * send with the status loopback gives them. A read is asked again for the
- * part whose response did not arrive. At most max_rd_atomic reads and
- * atomics are outstanding.
+ * part whose response did not arrive. At most max_rd_atomic reads,
+ * atomics and atomic writes are outstanding (an atomic write is answered
+ * like a read, by an empty read response, and its responder keeps it).
  *
  * UC and UD: a send's packets go out once, and then it is done.
  *
@@ -54,11 +55,6 @@ static struct stag_dev *dev_of(struct stag_qp *qp)
 	return to_stag_dev(qp->ibqp.device);
 }
 
-static bool is_rd_atomic(u8 op)
-{
-	return op == IB_WR_RDMA_READ || stag_wqe_is_atomic(op);
-}
-
 /* The PSNs a QP may have unacknowledged. */
 static u32 window(struct stag_qp *qp)
 {
@@ -92,6 +88,10 @@ static int copy_payload(struct stag_qp *qp, const struct stag_send *s, void *dst
 
 	if (!len)
 		return 0;
+	if (stag_wqe_is_atomic_write(wqe->hdr.opcode)) {
+		memcpy(dst, &wqe->hdr.wr.atomic.swap, len);
+		return 0;
+	}
 	if (wqe->hdr.send_flags & IB_SEND_INLINE) {
 		memcpy(dst, wqe->inline_data + off, len);
 		return 0;
@@ -130,6 +130,8 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 		*len = min_t(u64, mtu, wqe->length - *off);
 		first = !idx;
 		last = *off + *len >= wqe->length;
+	} else if (stag_wqe_is_atomic_write(op)) {
+		*len = wqe->length;
 	}
 	memset(p, 0, sizeof(*p));
 	p->opcode = stag_pkt_opcode(stag_roce_class(qp), op, first, last);
@@ -153,6 +155,10 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 	} else if (stag_wqe_is_write(op) && first) {
 		p->va = wqe->hdr.wr.rdma.remote_addr;
 		p->rkey = wqe->hdr.wr.rdma.rkey;
+		p->dmalen = wqe->length;
+	} else if (stag_wqe_is_atomic_write(op)) {
+		p->va = wqe->hdr.wr.atomic.remote_addr;
+		p->rkey = wqe->hdr.wr.atomic.rkey;
 		p->dmalen = wqe->length;
 	} else if (stag_wqe_is_atomic(op)) {
 		p->va = wqe->hdr.wr.atomic.remote_addr;
@@ -257,7 +263,7 @@ static bool rc_start(struct stag_qp *qp, struct stag_send *s)
 		stag_req_done(qp, s, IB_WC_LOC_LEN_ERR);
 		return true;
 	}
-	if (is_rd_atomic(op)) {
+	if (stag_wqe_is_rd_atomic(op)) {
 		/* max_rd_atomic 0 would stall for ever: it counts as one. */
 		if (sq->rd_atomic >= max_t(u8, READ_ONCE(qp->attr.max_rd_atomic), 1))
 			return false;
@@ -418,7 +424,7 @@ static void ack_to(struct stag_qp *qp, u32 psn)
 			continue;
 		if (stag_psn_cmp(s->first_psn, psn) > 0)
 			break;
-		if (is_rd_atomic(s->wqe.hdr.opcode)) {
+		if (stag_wqe_is_rd_atomic(s->wqe.hdr.opcode)) {
 			una = s->first_psn;
 			if (!sq->nak_retry) {
 				sq->nak_retry = true;
@@ -546,6 +552,23 @@ static int place(struct stag_qp *qp, struct stag_send *s, u64 off, const struct 
 }
 
 /*
+ * An atomic write's answer: a READ_RESP_ONLY without payload at its PSN
+ * (as rdma_rxe answers one). Anything else answers nothing of it.
+ */
+static void on_atomic_write_response(struct stag_qp *qp, struct stag_send *s,
+				     const struct stag_pkt *p)
+{
+	if ((p->opcode & ~STAG_OP_CLASS_MASK) != STAG_OP_READ_RESP_ONLY ||
+	    p->psn != s->first_psn || p->paylen) {
+		stag_count_drop(dev_of(qp), STAG_CNT_DROP_MALFORMED, qp->ibqp.qp_num);
+		return;
+	}
+	ack_to(qp, stag_psn_add(p->psn, STAG_PSN_MASK));
+	stag_req_done(qp, s, IB_WC_SUCCESS);
+	progress(qp, stag_psn_add(p->psn, 1));
+}
+
+/*
  * A read response: it must be the next the oldest read awaits. Its
  * FIRST, MIDDLE, LAST or ONLY is not held against it (a peer that replays
  * a read from its middle starts with MIDDLE); its size is: a full MTU
@@ -558,11 +581,16 @@ static void on_read_response(struct stag_qp *qp, const struct sk_buff *skb,
 	u32 mtu = stag_roce_mtu(qp), want;
 	u64 left;
 
-	if (!s || s->wqe.hdr.opcode != IB_WR_RDMA_READ ||
+	if (!s || (s->wqe.hdr.opcode != IB_WR_RDMA_READ &&
+		   !stag_wqe_is_atomic_write(s->wqe.hdr.opcode)) ||
 	    stag_psn_cmp(p->psn, s->first_psn) < 0 || stag_psn_cmp(p->psn, s->last_psn) > 0)
 		return;
 	if (p->flags & STAG_PKT_AETH && (p->syndrome & STAG_AETH_TYPE_MASK) != STAG_AETH_ACK)
 		return;
+	if (stag_wqe_is_atomic_write(s->wqe.hdr.opcode)) {
+		on_atomic_write_response(qp, s, p);
+		return;
+	}
 	/* It answers the read: everything before the read arrived. */
 	ack_to(qp, stag_psn_add(s->first_psn, STAG_PSN_MASK));
 	want = read_resume_psn(s, mtu);

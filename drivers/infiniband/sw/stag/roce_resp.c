@@ -8,7 +8,7 @@
  * duplicate: a SEND or WRITE is acknowledged again; a READ is answered
  * again from its responder resource, if it names the same R_Key and a
  * part of what it asked first, through the gate again; an ATOMIC gets the
- * result it had and is not executed twice. ACKs are coalesced: one, for
+ * result it had and is not executed twice, nor is an ATOMIC WRITE. ACKs are coalesced: one, for
  * the last packet of a batch that asked for one, goes out before anything
  * else the responder sends (a read response, an atomic result, a NAK).
  * The responder resources are max_dest_rd_atomic, reused oldest first.
@@ -383,13 +383,26 @@ static void send_atomic_ack(struct stag_qp *qp, u32 psn, u64 orig)
 	send_aeth(qp, STAG_OP_ATOMIC_ACK, STAG_AETH_ACK | STAG_AETH_CREDITS_NONE, psn, orig);
 }
 
+/* An atomic executed: its result is kept for a duplicate, which gets it again. */
+static void keep_atomic(struct stag_qp *qp, const struct stag_pkt *p, u64 orig)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	struct stag_rdres *r = stag_rdres_new(&rr->res, nres(qp));
+
+	r->atomic = true;
+	r->opcode = p->opcode;
+	r->first_psn = p->psn;
+	r->last_psn = p->psn;
+	r->orig = orig;
+	rr->epsn = stag_psn_add(p->psn, 1);
+	rr->msn = stag_psn_add(rr->msn, 1);
+}
+
 /* An atomic: executed once, its result kept for a duplicate. */
 static enum stag_resp_result recv_atomic(struct stag_qp *qp, const struct stag_pkt *p)
 {
-	struct stag_roce_resp *rr = &qp->rresp;
 	bool cas = (p->opcode & 0x1f) == STAG_OP_CMP_SWAP;
 	enum stag_resp_result res;
-	struct stag_rdres *r;
 	u64 orig;
 	int ret;
 
@@ -403,17 +416,48 @@ static enum stag_resp_result recv_atomic(struct stag_qp *qp, const struct stag_p
 				IB_WR_ATOMIC_FETCH_AND_ADD, cas ? p->compare : p->swap_add,
 			      p->swap_add, &orig);
 	stag_sgl_release(qp->rq.remote);
-	if (ret)
-		return STAG_RESP_NAK_ACCESS;
+	res = stag_resp_atomic_result(ret);
+	if (res != STAG_RESP_ACK)
+		return res;
 
-	r = stag_rdres_new(&rr->res, nres(qp));
-	r->atomic = true;
-	r->first_psn = p->psn;
-	r->last_psn = p->psn;
-	r->orig = orig;
-	rr->epsn = stag_psn_add(p->psn, 1);
-	rr->msn = stag_psn_add(rr->msn, 1);
+	keep_atomic(qp, p, orig);
 	send_atomic_ack(qp, p->psn, orig);
+	return STAG_RESP_ACK;
+}
+
+/* The answer to an atomic write: a read response with nothing in it. */
+static void send_atomic_write_ack(struct stag_qp *qp, u32 psn)
+{
+	flush_ack(qp);
+	send_aeth(qp, STAG_OP_READ_RESP_ONLY, STAG_AETH_ACK | STAG_AETH_CREDITS_NONE, psn, 0);
+}
+
+/*
+ * An atomic write (IBA 1.5): exactly 8 bytes, no pad, written whole with
+ * the remote write right (as rdma_rxe checks it), executed once.
+ */
+static enum stag_resp_result recv_atomic_write(struct stag_qp *qp, const struct sk_buff *skb,
+					       const struct stag_pkt *p)
+{
+	enum stag_resp_result res;
+	u64 val, orig;
+	int ret;
+
+	if (p->dmalen != sizeof(val) || p->paylen != sizeof(val) || p->pad ||
+	    p->va & (sizeof(val) - 1) || !READ_ONCE(qp->attr.max_dest_rd_atomic))
+		return STAG_RESP_NAK_INV_REQ;
+	if (skb_copy_bits(skb, p->hlen, &val, sizeof(val)))
+		return STAG_RESP_NAK_INV_REQ;
+	res = stag_resp_get_remote(qp, p->rkey, p->va, sizeof(val), IB_ACCESS_REMOTE_WRITE);
+	if (res != STAG_RESP_ACK)
+		return res;
+	ret = stag_sgl_atomic(qp->rq.remote, IB_WR_ATOMIC_WRITE, 0, val, &orig);
+	stag_sgl_release(qp->rq.remote);
+	res = stag_resp_atomic_result(ret);
+	if (res != STAG_RESP_ACK)
+		return res;
+	keep_atomic(qp, p, 0);
+	send_atomic_write_ack(qp, p->psn);
 	return STAG_RESP_ACK;
 }
 
@@ -537,9 +581,13 @@ static void duplicate(struct stag_qp *qp, const struct stag_pkt *p)
 	r = stag_rdres_find(&rr->res, nres(qp), p->psn);
 	if (!r)
 		return;
-	if (p->flags & STAG_PKT_ATOMIC) {
-		if (r->atomic && r->first_psn == p->psn)
+	if (p->flags & (STAG_PKT_ATOMIC | STAG_PKT_ATOMIC_WRITE)) {
+		if (!r->atomic || r->first_psn != p->psn || r->opcode != p->opcode)
+			return;
+		if (p->flags & STAG_PKT_ATOMIC)
 			send_atomic_ack(qp, p->psn, r->orig);
+		else
+			send_atomic_write_ack(qp, p->psn);
 		return;
 	}
 	/* A read asked again: the same key, the rest of what it asked first. */
@@ -608,6 +656,8 @@ static void rc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 		res = recv_read(qp, p);
 	else if (p->flags & STAG_PKT_ATOMIC)
 		res = recv_atomic(qp, p);
+	else if (p->flags & STAG_PKT_ATOMIC_WRITE)
+		res = recv_atomic_write(qp, skb, p);
 	else if (p->flags & STAG_PKT_SEND)
 		res = recv_send(qp, skb, p);
 	else
@@ -616,7 +666,7 @@ static void rc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 		refuse(qp, p, res);
 		return;
 	}
-	if (p->flags & (STAG_PKT_READ | STAG_PKT_ATOMIC))
+	if (p->flags & (STAG_PKT_READ | STAG_PKT_ATOMIC | STAG_PKT_ATOMIC_WRITE))
 		return;
 	rr->epsn = stag_psn_add(p->psn, 1);
 	rr->op = p->flags & STAG_PKT_END ? NO_OP : p->opcode;

@@ -475,6 +475,22 @@ static int atomic_locked(struct stag_sgl *target, u8 opcode, u64 compare_add, u6
 			goto out_unmap;
 		}
 	}
+	if (opcode == IB_WR_ATOMIC_WRITE) {
+		/*
+		 * It lands whole (IBA oA19-28): one aligned 8-byte store,
+		 * which no reader of the page sees half done. An aligned
+		 * iova is aligned in its page for every region the core
+		 * registers (uverbs keeps a user iova's page offset); bytes
+		 * that are not could not be stored so, and are refused.
+		 */
+		if (k != 1 || !IS_ALIGNED((uintptr_t)p[0], sizeof(u64))) {
+			ret = -EINVAL;
+			goto out_unmap;
+		}
+		WRITE_ONCE(*(u64 *)p[0], swap);
+		*orig = 0;
+		goto out_unmap;
+	}
 	for (i = 0, off = 0; i < k; off += n[i++])
 		memcpy((u8 *)&val + off, p[i], n[i]);
 	if (opcode == IB_WR_ATOMIC_CMP_AND_SWP)
@@ -493,17 +509,20 @@ out_unmap:
 /**
  * stag_sgl_atomic() - an atomic operation on the 8 bytes a list names
  * @target: a one-entry list of 8 bytes, checked for remote atomic access
- * @opcode: IB_WR_ATOMIC_CMP_AND_SWP or IB_WR_ATOMIC_FETCH_AND_ADD
+ * @opcode: IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD or
+ *	IB_WR_ATOMIC_WRITE
  * @compare_add: the value compared with, or added
- * @swap: the value swapped in
- * @orig: set to the value before the operation
+ * @swap: the value swapped in, or written (as its bytes are in memory)
+ * @orig: set to the value before the operation (0 for a write)
  *
  * The 8 bytes may straddle pages (the iova need not be aligned like the
  * pages are), so they are read and written bytewise under one lock that
- * every atomic takes. An on-demand page missing is faulted in for write
- * outside the lock, and the operation starts over: it wrote nothing.
+ * every atomic takes; an atomic write's must not. An on-demand page
+ * missing is faulted in for write outside the lock, and the operation
+ * starts over: it wrote nothing.
  *
- * Return: 0, or as stag_sgl_copy().
+ * Return: 0; -EINVAL for an atomic write whose bytes are not 8-byte
+ * aligned in their page; or as stag_sgl_copy().
  */
 int stag_sgl_atomic(struct stag_sgl *target, u8 opcode, u64 compare_add, u64 swap, u64 *orig)
 {

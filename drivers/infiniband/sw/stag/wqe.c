@@ -52,6 +52,7 @@ static bool opcode_allowed(enum ib_qp_type type, u8 opcode)
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_ATOMIC_WRITE:
 		return type == IB_QPT_RC;
 	default:
 		return false;
@@ -64,8 +65,9 @@ static bool opcode_allowed(enum ib_qp_type type, u8 opcode)
  * @hdr: the header, already copied into kernel memory
  *
  * Return: IB_WC_SUCCESS, or IB_WC_LOC_QP_OP_ERR for an opcode the QP type
- * does not take (or a kernel-only one from userspace), unknown flags, or
- * more scatter entries or inline bytes than the QP was created with.
+ * does not take (or a kernel-only one from userspace), unknown flags,
+ * more scatter entries or inline bytes than the QP was created with, or
+ * an atomic write that names buffers.
  */
 enum ib_wc_status stag_wqe_check_send(const struct stag_wqe_limits *lim,
 				      const struct stag_send_wqe *hdr)
@@ -75,6 +77,10 @@ enum ib_wc_status stag_wqe_check_send(const struct stag_wqe_limits *lim,
 	if (hdr->opcode == IB_WR_REG_MR && lim->user)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (hdr->send_flags & ~SEND_FLAGS)
+		return IB_WC_LOC_QP_OP_ERR;
+	/* An atomic write's value is in its header: it names no buffers. */
+	if (stag_wqe_is_atomic_write(hdr->opcode) &&
+	    (hdr->send_flags & IB_SEND_INLINE || hdr->num_sge))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (hdr->send_flags & IB_SEND_INLINE) {
 		if (!stag_wqe_is_send(hdr->opcode) && !stag_wqe_is_write(hdr->opcode))
@@ -135,6 +141,8 @@ enum ib_wc_status stag_wqe_fetch_send(const struct stag_wqe_limits *lim, const v
 		wqe->length = sge_total(wqe->sge, wqe->hdr.num_sge);
 	}
 
+	if (stag_wqe_is_atomic_write(wqe->hdr.opcode))
+		wqe->length = sizeof(wqe->hdr.wr.atomic.swap);
 	if (wqe->length > STAG_MAX_MSG_SIZE)
 		return IB_WC_LOC_LEN_ERR;
 	if (stag_wqe_is_atomic(wqe->hdr.opcode) && wqe->length != sizeof(u64))
@@ -190,6 +198,12 @@ static int copy_inline(const struct ib_send_wr *wr, u32 max_inline, u8 *dst, u32
 
 static void fill_wr_fields(const struct ib_send_wr *wr, struct stag_send_wqe *hdr)
 {
+	/* Not a case below: before 6.2 enum ib_wr_opcode has no such value. */
+	if (stag_wqe_is_atomic_write(wr->opcode)) {
+		hdr->wr.atomic.remote_addr = rdma_wr(wr)->remote_addr;
+		hdr->wr.atomic.rkey = rdma_wr(wr)->rkey;
+		return;
+	}
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
@@ -251,6 +265,18 @@ int stag_wqe_from_send_wr(const struct stag_wqe_limits *lim, const struct ib_sen
 	} else {
 		fill_wr_fields(wr, hdr);
 	}
+	/*
+	 * A kernel consumer's atomic write names its 8 bytes with its
+	 * scatter list (kernel virtual addresses); they go into the header.
+	 */
+	if (stag_wqe_is_atomic_write(wr->opcode)) {
+		if (wr->send_flags & IB_SEND_INLINE ||
+		    copy_inline(wr, sizeof(hdr->wr.atomic.swap), (u8 *)&hdr->wr.atomic.swap,
+				&inline_len) || inline_len != sizeof(hdr->wr.atomic.swap))
+			return -EINVAL;
+		hdr->num_sge = 0;
+		return stag_wqe_check_send(lim, hdr) ? -EINVAL : 0;
+	}
 	/* The copy is bounded by max_inline; the opcode is checked after it. */
 	if (wr->send_flags & IB_SEND_INLINE) {
 		if (copy_inline(wr, lim->max_inline, slot + STAG_SEND_WQE_HDR_SIZE, &inline_len))
@@ -299,6 +325,8 @@ enum ib_wc_opcode stag_wqe_wc_opcode(u8 opcode)
 		return IB_WC_COMP_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case IB_WR_ATOMIC_WRITE:
+		return IB_WC_ATOMIC_WRITE;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:

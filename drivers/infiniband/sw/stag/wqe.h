@@ -9,6 +9,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/stag-abi.h>
 
+#include "compat.h"
+
 #define STAG_MAX_SGE		32
 #define STAG_MAX_INLINE		512
 #define STAG_MAX_QP_WR		16384
@@ -87,6 +89,24 @@ static inline bool stag_wqe_is_write(u8 opcode)
 static inline bool stag_wqe_is_atomic(u8 opcode)
 {
 	return opcode == IB_WR_ATOMIC_CMP_AND_SWP || opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * RDMA Atomic Write (IBA 1.5): 8 bytes that land whole, with the R_Key's
+ * remote write right, answered like a read. Its value travels in the
+ * header (wr.atomic.swap, as the bytes are in memory) and its target in
+ * wr.atomic.remote_addr and rkey: it has no local buffers.
+ */
+static inline bool stag_wqe_is_atomic_write(u8 opcode)
+{
+	return opcode == IB_WR_ATOMIC_WRITE;
+}
+
+/* The requests that hold a responder resource: max_rd_atomic counts them. */
+static inline bool stag_wqe_is_rd_atomic(u8 opcode)
+{
+	return opcode == IB_WR_RDMA_READ || stag_wqe_is_atomic(opcode) ||
+	       stag_wqe_is_atomic_write(opcode);
 }
 
 static inline bool stag_wqe_is_local(u8 opcode)
