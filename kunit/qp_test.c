@@ -480,6 +480,56 @@ static void stag_qp_kernel_atomics(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, target[1], 99);
 }
 
+/*
+ * A kernel consumer's atomic write: its 8 bytes are what its list names,
+ * written to the target with the remote write right; a list of any other
+ * length is refused at post time.
+ */
+static void stag_qp_kernel_atomic_write(struct kunit *test)
+{
+	struct rig *r = rig_create(test, "stagqb");
+	struct ib_qp *a = qp_create(test, r, IB_QPT_RC);
+	struct ib_qp *b = qp_create(test, r, IB_QPT_RC);
+	u32 lkey = r->pd->local_dma_lkey;
+	u64 *target = (u64 *)kbuf(test, PAGE_SIZE, 0), *val = (u64 *)kbuf(test, 8, 0);
+	struct ib_sge sge = { .addr = (uintptr_t)val, .length = 8, .lkey = lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 8, .opcode = IB_WR_ATOMIC_WRITE, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+	};
+	const struct ib_send_wr *bad;
+	struct ib_mr *mr;
+
+	connect(test, r, a, b);
+	mr = frmr(test, r, b, target, PAGE_SIZE, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+	*val = 0x0123456789abcdefULL;
+	wr.remote_addr = mr->iova + 16;
+	wr.rkey = mr->rkey;
+	KUNIT_ASSERT_EQ(test, ib_post_send(a, &wr.wr, NULL), 0);
+	expect_wc(test, r, 8, IB_WC_SUCCESS, IB_WC_ATOMIC_WRITE);
+	KUNIT_EXPECT_EQ(test, target[2], 0x0123456789abcdefULL);
+	KUNIT_EXPECT_EQ(test, target[1], 0);
+	KUNIT_EXPECT_EQ(test, target[3], 0);
+
+	sge.length = 4;
+	KUNIT_EXPECT_EQ(test, ib_post_send(a, &wr.wr, &bad), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, bad, &wr.wr);
+}
+
+/* struct ib_wc has no place for a timestamp: a kernel CQ cannot ask for one. */
+static void stag_cq_kernel_timestamps_refused(struct kunit *test)
+{
+	struct rig *r = rig_create(test, "stagqc");
+	struct ib_cq_init_attr attr = {
+		.cqe = 8, .flags = IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION,
+	};
+	struct ib_cq *cq = ib_create_cq(r->ibdev, NULL, NULL, NULL, &attr);
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(cq), -EOPNOTSUPP);
+	if (!IS_ERR(cq))
+		ib_destroy_cq(cq);
+}
+
 /* After an error every outstanding request is flushed, in order. */
 static void stag_qp_kernel_flush(struct kunit *test)
 {
@@ -645,6 +695,8 @@ static struct kunit_case stag_qp_cases[] = {
 	KUNIT_CASE(stag_qp_kernel_rdma_frmr),
 	KUNIT_CASE(stag_qp_kernel_local_inv),
 	KUNIT_CASE(stag_qp_kernel_atomics),
+	KUNIT_CASE(stag_qp_kernel_atomic_write),
+	KUNIT_CASE(stag_cq_kernel_timestamps_refused),
 	KUNIT_CASE(stag_srq_kernel_resize),
 	KUNIT_CASE(stag_qp_kernel_flush),
 	KUNIT_CASE(stag_qp_kernel_retry_exceeded),

@@ -34,14 +34,21 @@ static_assert(offsetof(struct stag_create_cq_resp_full, drv) ==
 static_assert(offsetof(struct stag_create_cq_ex_resp_full, drv) ==
 	      sizeof(struct ib_uverbs_ex_create_cq_resp), "padding before the udata");
 
+/* The slot layouts are ABI: 48 bytes, and 64 with the two clocks. */
+static_assert(sizeof(struct stag_cqe) == 48, "stag_cqe size");
+static_assert(sizeof(struct stag_cqe_ts) == 64 &&
+	      offsetof(struct stag_cqe_ts, completion_ts) == 48, "stag_cqe_ts layout");
+
 /* The kernel's completion flags are those of struct ibv_wc. */
 #define SAME_VALUE(_ibv, _stag) static_assert((int)(_ibv) == (int)(_stag), #_ibv)
 SAME_VALUE(IBV_WC_GRH, STAG_WC_GRH);
 SAME_VALUE(IBV_WC_WITH_IMM, STAG_WC_WITH_IMM);
 SAME_VALUE(IBV_WC_WITH_INV, STAG_WC_WITH_INV);
 
-/* The fields a stag_cqe carries; anything else is not supported. */
-#define SUPPORTED_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+/* The fields a stag_cqe carries, and stag_cqe_ts's clocks. */
+#define TIMESTAMP_WC_FLAGS	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+#define SUPPORTED_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | TIMESTAMP_WC_FLAGS)
 
 static inline struct stag_cq *ex_to_stag_cq(struct ibv_cq_ex *cq)
 {
@@ -59,11 +66,17 @@ static void cq_undo_create(struct stag_cq *cq)
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 }
 
+/* What a slot must hold: a kernel without timestamps refused the create. */
+static size_t cqe_size(const struct stag_cq *cq)
+{
+	return cq->timestamps ? sizeof(struct stag_cqe_ts) : sizeof(struct stag_cqe);
+}
+
 static int cq_map(struct stag_cq *cq, struct ibv_context *ctx,
 		  const struct stag_create_cq_resp *drv)
 {
 	return stag_queue_map(&cq->queue, ctx->cmd_fd, drv->offset, drv->num_slots,
-			      drv->slot_size, sizeof(struct stag_cqe));
+			      drv->slot_size, cqe_size(cq));
 }
 
 struct ibv_cq *stag_create_cq(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *channel,
@@ -148,6 +161,12 @@ static bool take_cqe(struct stag_cq *cq)
 	if (!cqe)
 		return false;
 	memcpy(&cq->cur, cqe, sizeof(cq->cur));
+	if (cq->timestamps) {
+		const struct stag_cqe_ts *t = (const struct stag_cqe_ts *)cqe;
+
+		cq->cur_ts = t->completion_ts;
+		cq->cur_wallclock_ns = t->wallclock_ns;
+	}
 	stag_queue_cons_advance(&cq->queue);
 	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
 	cq->vcq.cq_ex.status = cq->cur.status;
@@ -236,6 +255,16 @@ static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return ex_to_stag_cq(ibcq)->cur.dlid_path_bits;
 }
 
+static uint64_t cq_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur_ts;
+}
+
+static uint64_t cq_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_stag_cq(ibcq)->cur_wallclock_ns;
+}
+
 static void cq_set_ex_ops(struct ibv_cq_ex *cq)
 {
 	cq->start_poll = cq_start_poll;
@@ -251,6 +280,8 @@ static void cq_set_ex_ops(struct ibv_cq_ex *cq)
 	cq->read_slid = cq_read_slid;
 	cq->read_sl = cq_read_sl;
 	cq->read_dlid_path_bits = cq_read_dlid_path_bits;
+	cq->read_completion_ts = cq_read_completion_ts;
+	cq->read_completion_wallclock_ns = cq_read_completion_wallclock_ns;
 }
 
 /* Single-threaded CQs may skip locking; stag locks anyway. */
@@ -279,6 +310,8 @@ struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
+	/* libibverbs asks the kernel for timestamps for either clock. */
+	cq->timestamps = attr->wc_flags & TIMESTAMP_WC_FLAGS;
 
 	ret = stag_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd, sizeof(cmd), &resp.ibv_resp,
 				    sizeof(resp), 0);
@@ -345,7 +378,7 @@ void stag_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
 		if (cqe->qp_num == qpn)
 			dropped++;
 		else if (dropped)
-			memcpy(stag_queue_slot(q, i + dropped), cqe, sizeof(*cqe));
+			memcpy(stag_queue_slot(q, i + dropped), cqe, cqe_size(to_stag_cq(ibcq)));
 	}
 	if (dropped) {
 		q->index = cons + dropped;
@@ -371,8 +404,7 @@ int stag_resize_cq(struct ibv_cq *ibcq, int cqe)
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (!ret)
 		ret = stag_queue_remap(&cq->queue, ibcq->context->cmd_fd, resp.drv.offset,
-				       resp.drv.num_slots, resp.drv.slot_size,
-				       sizeof(struct stag_cqe));
+				       resp.drv.num_slots, resp.drv.slot_size, cqe_size(cq));
 	pthread_spin_unlock(&cq->queue.lock);
 	return ret;
 }

@@ -12,7 +12,10 @@
 struct stag_cq {
 	struct verbs_cq vcq;
 	struct stag_queue queue;
+	bool timestamps;	/* slots are struct stag_cqe_ts */
 	struct stag_cqe cur;	/* the completion an extended poll is at */
+	uint64_t cur_ts;	/* and, with timestamps, its two clocks */
+	uint64_t cur_wallclock_ns;
 };
 
 static inline struct stag_cq *to_stag_cq(struct ibv_cq *cq)

@@ -48,6 +48,7 @@ static const struct verbs_context_ops stag_context_ops = {
 	.query_device_ex = stag_query_device_ex,
 	.query_port = stag_query_port,
 	.query_qp = stag_query_qp,
+	.query_rt_values = stag_query_rt_values,
 	.query_srq = stag_query_srq,
 	.reg_mr = stag_reg_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,

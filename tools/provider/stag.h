@@ -73,6 +73,7 @@ static inline struct stag_mr *to_stag_mr(struct verbs_mr *vmr)
 
 int stag_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
 			 struct ibv_device_attr_ex *attr, size_t attr_size);
+int stag_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 int stag_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_attr *attr);
 struct ibv_pd *stag_alloc_pd(struct ibv_context *ctx);
 int stag_dealloc_pd(struct ibv_pd *pd);

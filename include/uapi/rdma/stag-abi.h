@@ -186,6 +186,19 @@ struct stag_cqe {
 	__u16 reserved;
 };
 
+/*
+ * The slot of a CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
+ * (its slot_size says so): the completion, then when the kernel wrote it,
+ * on the two clocks the verbs read. The free-running clock counts the
+ * nanoseconds of CLOCK_MONOTONIC (hca_core_clock is 1000000 kHz); the
+ * wall clock is CLOCK_REALTIME in nanoseconds.
+ */
+struct stag_cqe_ts {
+	struct stag_cqe cqe;
+	__aligned_u64 completion_ts;
+	__aligned_u64 wallclock_ns;
+};
+
 enum stag_wc_flags {
 	STAG_WC_GRH = 1 << 0,
 	STAG_WC_WITH_IMM = 1 << 1,

@@ -5,6 +5,7 @@
  * by the provider straight from the ring, kernel CQs through poll_cq.
  */
 
+#include <linux/ktime.h>
 #include <linux/log2.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/stag-abi.h>
@@ -21,9 +22,13 @@
  * @arg: the user's command (compat.h: its attribute bundle, or on older
  *	kernels its udata), or NULL for a kernel CQ
  *
+ * A user CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION has
+ * struct stag_cqe_ts slots: each completion carries when it was written.
+ *
  * Return: 0; -EINVAL for 0 or more than STAG_MAX_CQE entries, a bad
  * completion vector, or when the device has max_cq CQs already;
- * -EOPNOTSUPP for creation flags; -ENOMEM.
+ * -EOPNOTSUPP for other creation flags, or timestamps on a kernel CQ
+ * (struct ib_wc has no place for them); -ENOMEM.
  */
 int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   stag_create_cq_arg_t *arg)
@@ -32,10 +37,10 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct stag_dev *sdev = to_stag_dev(ibcq->device);
 	struct stag_cq *cq = to_stag_cq(ibcq);
 	struct stag_create_cq_resp resp = {};
-	u32 slots;
+	u32 slots, slot_size;
 	int ret;
 
-	if (attr->flags)
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION || (attr->flags && !udata))
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > STAG_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
@@ -48,10 +53,16 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	spin_lock_init(&cq->lock);
 	cq->user = udata;
+	cq->timestamps = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
+	if (!cq->user)
+		slot_size = sizeof(struct ib_wc);
+	else if (cq->timestamps)
+		slot_size = sizeof(struct stag_cqe_ts);
+	else
+		slot_size = sizeof(struct stag_cqe);
 	/* One slot stays free so the provider never sees full as empty. */
 	slots = roundup_pow_of_two(attr->cqe + 1);
-	ret = stag_queue_init(&cq->queue, slots,
-			      cq->user ? sizeof(struct stag_cqe) : sizeof(struct ib_wc));
+	ret = stag_queue_init(&cq->queue, slots, slot_size);
 	if (ret)
 		goto err_uncharge;
 	ibcq->cqe = slots - 1;
@@ -62,7 +73,7 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (ret)
 		goto err_uninit_queue;
 	resp.num_slots = slots;
-	resp.slot_size = sizeof(struct stag_cqe);
+	resp.slot_size = cq->queue.slot_size;
 	ret = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	if (ret)
 		goto err_uninit_queue;
@@ -194,6 +205,18 @@ VISIBLE_IF_KUNIT void stag_cq_wc_to_cqe(const struct ib_wc *wc, struct stag_cqe 
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_cq_wc_to_cqe);
 
+/* A user CQ's slot; with timestamps, the two clocks as it is written. */
+static void cq_write_cqe(struct stag_cq *cq, const struct ib_wc *wc, void *slot)
+{
+	struct stag_cqe_ts *t = slot;
+
+	stag_cq_wc_to_cqe(wc, slot);
+	if (!cq->timestamps)
+		return;
+	t->completion_ts = ktime_get_ns();
+	t->wallclock_ns = ktime_get_real_ns();
+}
+
 static void cq_overflow(struct stag_cq *cq)
 {
 	struct ib_event ev = {
@@ -231,7 +254,7 @@ int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited)
 		return -ENOSPC;
 	}
 	if (cq->user)
-		stag_cq_wc_to_cqe(wc, stag_queue_tail(&cq->queue));
+		cq_write_cqe(cq, wc, stag_queue_tail(&cq->queue));
 	else
 		memcpy(stag_queue_tail(&cq->queue), wc, sizeof(*wc));
 	stag_queue_push(&cq->queue);

@@ -13,10 +13,13 @@
 
 #define STAG_MAX_CQ		65536
 #define STAG_MAX_CQE		65535
+/* Completion timestamps count nanoseconds: a 1 GHz clock, in kHz. */
+#define STAG_CORE_CLOCK_KHZ	1000000
 
 /*
- * User CQs hold struct stag_cqe slots the provider polls; kernel CQs hold
- * struct ib_wc slots stag_cq_poll() hands out.
+ * User CQs hold struct stag_cqe slots the provider polls (struct
+ * stag_cqe_ts with completion timestamps); kernel CQs hold struct ib_wc
+ * slots stag_cq_poll() hands out.
  */
 struct stag_cq {
 	struct ib_cq ibcq;
@@ -24,6 +27,7 @@ struct stag_cq {
 	struct stag_queue queue;
 	u8 notify;		/* IB_CQ_SOLICITED or IB_CQ_NEXT_COMP when armed */
 	bool user;
+	bool timestamps;	/* user slots are struct stag_cqe_ts */
 	bool overflow;		/* a completion was lost: the CQ is in error */
 };
 

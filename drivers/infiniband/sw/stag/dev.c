@@ -156,6 +156,9 @@ static void init_attr(struct stag_dev *sdev)
 				 IB_DEVICE_UD_AV_PORT_ENFORCE | IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B | IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_ATOMIC_WRITE;
+	/* Completion timestamps are CLOCK_MONOTONIC nanoseconds (cq.c). */
+	attr->hca_core_clock = STAG_CORE_CLOCK_KHZ;
+	attr->timestamp_mask = U64_MAX;
 	attr->max_mr_size = U64_MAX;
 	attr->max_fast_reg_page_list_len = STAG_MAX_FRMR_PAGES;
 	attr->max_pkeys = STAG_PKEY_TBL_LEN;
