@@ -721,6 +721,14 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd, struct ibv_
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
 
 /*
+ * Importing: the core's view of a context opened elsewhere (num_comp_vectors,
+ * with no driver attributes when @driver is NULL), and a region of it by its
+ * handle (keys, length, handle, context, pd; addr NULL; IBV_MR_TYPE_IMPORTED_MR).
+ */
+int ibv_cmd_query_context(struct ibv_context *ctx, struct ibv_command_buffer *driver);
+int ibv_cmd_query_mr(struct ibv_pd *pd, struct verbs_mr *vmr, uint32_t mr_handle);
+
+/*
  * On success ibv_cmd_reg_mr fills vmr's handle, keys, context, mr_type and
  * access; the caller (ibv_reg_mr) sets pd, addr and length. On failure
  * these return the errno (and leave it in errno).

@@ -6,10 +6,15 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
 #include "queue.h"
+#include "stag.h"
 
 /* Return: the length to map, or 0 for a ring the provider cannot use. */
 static uint64_t ring_len(uint64_t offset, uint32_t num_slots, uint32_t slot_size,
@@ -181,6 +186,42 @@ static int write_cmd(struct ibv_context *ctx, const void *cmd, size_t size)
 }
 
 /*
+ * A context imported by another process (ibv_import_device) may not
+ * write() to its command file: the kernel refuses a write under other
+ * credentials than the opener's (ib_safe_file_access). Its commands go
+ * through the ioctl that carries write commands, as libibverbs sends its
+ * own: @in is the command without its header, @out the response.
+ */
+static int invoke_write(struct ibv_context *ctx, uint32_t command, const void *in, size_t in_len,
+			void *out, size_t out_len)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[3];
+	} cmd = {
+		.hdr = {
+			.length = sizeof(cmd),
+			.object_id = UVERBS_OBJECT_DEVICE,
+			.method_id = UVERBS_METHOD_INVOKE_WRITE,
+			.num_attrs = 3,
+		},
+		.attrs = {
+			{ .attr_id = UVERBS_ATTR_WRITE_CMD, .len = sizeof(uint64_t),
+			  .flags = UVERBS_ATTR_F_MANDATORY, .data = command },
+			{ .attr_id = UVERBS_ATTR_CORE_IN, .len = in_len,
+			  .flags = UVERBS_ATTR_F_MANDATORY, .data = (uintptr_t)in },
+			{ .attr_id = UVERBS_ATTR_CORE_OUT, .len = out_len,
+			  .flags = UVERBS_ATTR_F_MANDATORY, .data = (uintptr_t)out },
+		},
+	};
+
+	/* An input of 8 bytes or less would travel in data itself. */
+	static_assert(sizeof(struct ib_uverbs_post_send) > sizeof(uint64_t), "CORE_IN inline");
+	static_assert(sizeof(struct ib_uverbs_post_recv) > sizeof(uint64_t), "CORE_IN inline");
+	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+}
+
+/*
  * The doorbells are the legacy post commands with no work requests: the
  * kernel then looks at the rings. wqe_size is still checked against the
  * size of one request.
@@ -201,6 +242,9 @@ int stag_sq_doorbell(struct ibv_qp *qp)
 		},
 	};
 
+	if (to_stag_ctx(qp->context)->imported)
+		return invoke_write(qp->context, IB_USER_VERBS_CMD_POST_SEND, &cmd.core_payload,
+				    sizeof(cmd.core_payload), &resp, sizeof(resp));
 	return write_cmd(qp->context, &cmd, sizeof(cmd));
 }
 
@@ -220,5 +264,8 @@ int stag_rq_doorbell(struct ibv_qp *qp)
 		},
 	};
 
+	if (to_stag_ctx(qp->context)->imported)
+		return invoke_write(qp->context, IB_USER_VERBS_CMD_POST_RECV, &cmd.core_payload,
+				    sizeof(cmd.core_payload), &resp, sizeof(resp));
 	return write_cmd(qp->context, &cmd, sizeof(cmd));
 }

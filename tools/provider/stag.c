@@ -39,6 +39,8 @@ static const struct verbs_context_ops stag_context_ops = {
 	.destroy_qp = stag_destroy_qp,
 	.destroy_srq = stag_destroy_srq,
 	.free_context = stag_free_context,
+	.import_mr = stag_import_mr,
+	.import_pd = stag_import_pd,
 	.modify_qp = stag_modify_qp,
 	.modify_srq = stag_modify_srq,
 	.poll_cq = stag_poll_cq,
@@ -54,7 +56,16 @@ static const struct verbs_context_ops stag_context_ops = {
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 	.rereg_mr = stag_rereg_mr,
 	.resize_cq = stag_resize_cq,
+	.unimport_mr = stag_unimport_mr,
+	.unimport_pd = stag_unimport_pd,
 };
+
+static void context_init(struct stag_context *ctx, uint32_t abi_version)
+{
+	ctx->abi_version = abi_version;
+	ctx->qp_ex_mask_offset = stag_qp_ex_mask_offset();
+	verbs_set_ops(&ctx->ibv_ctx, &stag_context_ops);
+}
 
 static struct verbs_context *stag_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 						void *private_data)
@@ -85,10 +96,7 @@ static struct verbs_context *stag_alloc_context(struct ibv_device *ibdev, int cm
 		ret = EPROTO;
 		goto err_uninit_context;
 	}
-	ctx->abi_version = resp.drv.abi_version;
-	ctx->qp_ex_mask_offset = stag_qp_ex_mask_offset();
-
-	verbs_set_ops(&ctx->ibv_ctx, &stag_context_ops);
+	context_init(ctx, resp.drv.abi_version);
 	return &ctx->ibv_ctx;
 
 err_uninit_context:
@@ -96,6 +104,32 @@ err_uninit_context:
 	free(ctx);
 	errno = ret;
 	return NULL;
+}
+
+/*
+ * ibv_import_device(): a context another process (or this one) opened,
+ * through a duplicate of its command file. The kernel's answer has nothing
+ * of stag's: the ABI is the one sysfs matched when the device was found.
+ */
+static struct verbs_context *stag_import_context(struct ibv_device *ibdev, int cmd_fd)
+{
+	struct stag_context *ctx;
+	int ret;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, struct stag_context, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, NULL);
+	if (ret) {
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+	context_init(ctx, STAG_UVERBS_ABI_VERSION);
+	ctx->imported = true;
+	return &ctx->ibv_ctx;
 }
 
 static void stag_free_context(struct ibv_context *ibctx)
@@ -137,6 +171,7 @@ static const struct verbs_device_ops stag_dev_ops = {
 	.alloc_device = stag_alloc_device,
 	.uninit_device = stag_uninit_device,
 	.alloc_context = stag_alloc_context,
+	.import_context = stag_import_context,
 };
 
 PROVIDER_DRIVER(stag, stag_dev_ops);

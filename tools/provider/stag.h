@@ -7,6 +7,7 @@
 #ifndef STAG_PROVIDER_H
 #define STAG_PROVIDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,7 @@ struct stag_context {
 	struct verbs_context ibv_ctx;
 	uint32_t abi_version;
 	int qp_ex_mask_offset;	/* stag_qp_ex_mask_offset() */
+	bool imported;		/* ibv_import_device(): doorbells by ioctl (queue.c) */
 };
 
 struct stag_pd {
@@ -82,5 +84,10 @@ struct ibv_mr *stag_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_
 int stag_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
 		  size_t length, int access);
 int stag_dereg_mr(struct verbs_mr *vmr);
+struct ibv_pd *stag_import_pd(struct ibv_context *ctx, uint32_t pd_handle);
+void stag_unimport_pd(struct ibv_pd *pd);
+struct ibv_mr *stag_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
+void stag_unimport_mr(struct ibv_mr *mr);
+int stag_query_pd_ioctl(struct ibv_context *ctx, uint32_t pd_handle, uint32_t *pdn);
 
 #endif /* STAG_PROVIDER_H */

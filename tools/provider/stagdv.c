@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * stag direct verbs (stagdv.h): driver methods of stag.ko, called through
- * the uverbs ioctl interface. libibverbs' ioctl helpers are private to
- * rdma-core, so the command is built here from the kernel uapi headers.
+ * stag direct verbs (stagdv.h), and the PD query ibv_import_pd() needs:
+ * driver methods of stag.ko, called through the uverbs ioctl interface.
+ * libibverbs' ioctl helpers are private to rdma-core, so the command is
+ * built here from the kernel uapi headers.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -52,6 +53,28 @@ static void set_attr(struct ib_uverbs_attr *attr, uint16_t id, uint16_t len, uin
 	attr->len = len;
 	attr->flags = UVERBS_ATTR_F_MANDATORY;
 	attr->data = data;
+}
+
+struct query_pd_cmd {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[2];
+};
+
+/*
+ * STAG_METHOD_QUERY_PD: is @pd_handle a PD of the context, and its number.
+ * Return: 0, or an errno (ENOENT: no such PD).
+ */
+int stag_query_pd_ioctl(struct ibv_context *ctx, uint32_t pd_handle, uint32_t *pdn)
+{
+	struct query_pd_cmd cmd = {};
+
+	cmd.hdr.length = sizeof(cmd);
+	cmd.hdr.object_id = UVERBS_OBJECT_PD;
+	cmd.hdr.method_id = STAG_METHOD_QUERY_PD;
+	cmd.hdr.num_attrs = 2;
+	set_attr(&cmd.attrs[0], STAG_ATTR_QUERY_PD_HANDLE, 0, pd_handle);
+	set_attr(&cmd.attrs[1], STAG_ATTR_QUERY_PD_RESP_PDN, sizeof(*pdn), (uintptr_t)pdn);
+	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
 }
 
 /* Return: 0 with the new handle and keys in @vmr, or an errno. */

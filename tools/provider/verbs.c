@@ -99,6 +99,58 @@ int stag_dealloc_pd(struct ibv_pd *ibpd)
 }
 
 /*
+ * ibv_import_pd(): a PD of a context this process imported (or its own),
+ * by handle. The kernel says whether the handle names one; the PD stays
+ * the kernel's, and unimporting frees only what the provider holds.
+ */
+struct ibv_pd *stag_import_pd(struct ibv_context *ctx, uint32_t pd_handle)
+{
+	struct stag_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	ret = stag_query_pd_ioctl(ctx, pd_handle, &pd->pdn);
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+	pd->ibv_pd.context = ctx;
+	pd->ibv_pd.handle = pd_handle;
+	return &pd->ibv_pd;
+}
+
+void stag_unimport_pd(struct ibv_pd *pd)
+{
+	free(to_stag_pd(pd));
+}
+
+/* ibv_import_mr(): its keys and length from the kernel; its address is not known. */
+struct ibv_mr *stag_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct stag_mr *mr;
+	int ret;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+	ret = ibv_cmd_query_mr(pd, &mr->vmr, mr_handle);
+	if (ret) {
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	return &mr->vmr.ibv_mr;
+}
+
+void stag_unimport_mr(struct ibv_mr *mr)
+{
+	free(to_stag_mr(container_of(mr, struct verbs_mr, ibv_mr)));
+}
+
+/*
  * hca_va is the iova the region's users name its first byte by: the VA for
  * ibv_reg_mr, anything for ibv_reg_mr_iova (0 for a zero-based region).
  * The kernel checks it; it passes through unchanged.

@@ -40,6 +40,21 @@ enum stag_mr_methods {
 	STAG_METHOD_REG_SHARED_MR = (1U << UVERBS_ID_NS_SHIFT),
 };
 
+/* Methods added to UVERBS_OBJECT_PD. */
+enum stag_pd_methods {
+	STAG_METHOD_QUERY_PD = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+/*
+ * STAG_METHOD_QUERY_PD: a PD of the context by its handle, as a process
+ * that imported the context (ibv_import_pd) learns it; ENOENT for a
+ * handle that names none.
+ */
+enum stag_query_pd_attrs {
+	STAG_ATTR_QUERY_PD_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	STAG_ATTR_QUERY_PD_RESP_PDN,		/* u32 out */
+};
+
 /*
  * STAG_METHOD_REG_SHARED_MR: Register Shared Memory Region. A new region
  * over the pages of a user region of the same context, with its own keys,

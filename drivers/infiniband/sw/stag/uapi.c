@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Driver methods on the uverbs ioctl interface: Register Shared Memory
- * Region, as a method of the core's MR object.
+ * Region, as a method of the core's MR object, and the query of a PD by
+ * its handle that ibv_import_pd() needs, as one of the PD object.
  */
 
 #include <rdma/ib_verbs.h>
@@ -11,6 +12,7 @@
 #include <rdma/uverbs_std_types.h>
 
 #include "mr.h"
+#include "pd.h"
 #include "uapi.h"
 
 #define UVERBS_MODULE_NAME stag
@@ -101,8 +103,29 @@ DECLARE_UVERBS_NAMED_METHOD(STAG_METHOD_REG_SHARED_MR,
 
 ADD_UVERBS_METHODS(stag_mr, UVERBS_OBJECT_MR, &UVERBS_METHOD(STAG_METHOD_REG_SHARED_MR));
 
+/*
+ * The IDR lookup has found the PD in the caller's context, or failed the
+ * method with ENOENT; it holds it until the method returns.
+ */
+static int UVERBS_HANDLER(STAG_METHOD_QUERY_PD)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_pd *pd = uverbs_attr_get_obj(attrs, STAG_ATTR_QUERY_PD_HANDLE);
+	u32 pdn = to_stag_pd(pd)->pdn;
+
+	return uverbs_copy_to(attrs, STAG_ATTR_QUERY_PD_RESP_PDN, &pdn, sizeof(pdn));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(STAG_METHOD_QUERY_PD,
+			    UVERBS_ATTR_IDR(STAG_ATTR_QUERY_PD_HANDLE, UVERBS_OBJECT_PD,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(STAG_ATTR_QUERY_PD_RESP_PDN,
+						UVERBS_ATTR_TYPE(u32), UA_MANDATORY));
+
+ADD_UVERBS_METHODS(stag_pd, UVERBS_OBJECT_PD, &UVERBS_METHOD(STAG_METHOD_QUERY_PD));
+
 /* The device's driver_def: merged into the core's uverbs API at registration. */
 const struct uapi_definition stag_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_MR, &stag_mr),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_PD, &stag_pd),
 	{}
 };

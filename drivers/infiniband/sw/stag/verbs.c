@@ -77,6 +77,15 @@ static void stag_dealloc_ucontext(struct ib_ucontext *ibuc)
 }
 
 /*
+ * ibv_import_device(): the core has answered what it knows of the context;
+ * stag has nothing to add (its ABI version is the device's, in sysfs).
+ */
+static int stag_query_ucontext(struct ib_ucontext *ibuc, struct uverbs_attr_bundle *attrs)
+{
+	return 0;
+}
+
+/*
  * Having this callback is what lets the core tear user contexts down on
  * device removal instead of waiting for every process to close its file:
  * the core zaps the user's mappings and destroys its objects itself, and
@@ -134,6 +143,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.query_port = stag_query_port,
 	.query_qp = stag_qp_query,
 	.query_srq = stag_srq_query,
+	.query_ucontext = stag_query_ucontext,
 	STAG_OPS_REG_USER_MR(stag_mr_reg_user),
 	.req_notify_cq = stag_cq_req_notify,
 	.rereg_user_mr = stag_mr_rereg_user,
