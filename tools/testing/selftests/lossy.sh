@@ -5,8 +5,9 @@
 # wire_lossy.c), in a two-guest run only: both guests put netem on their
 # netdev's egress, so each direction of the link suffers the profile, and
 # under each profile RC moves STAG_LOSSY_MB MiB (default 64) with each of
-# WRITE, READ and SEND, byte for byte, while UC and UD may lose messages
-# but deliver none damaged or twice. Where a profile corrupts packets, the
+# WRITE, READ and SEND, byte for byte, and 256 FETCH_ADDs and ATOMIC_WRITEs
+# each execute once, while UC and UD may lose messages but deliver none
+# damaged or twice. Where a profile corrupts packets, the
 # ICRC must have caught some: stag's icrc_errors grows.
 #
 #   tools/testing/vm/pair -- lossy.sh             (stag on both sides)

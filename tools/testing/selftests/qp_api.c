@@ -329,33 +329,12 @@ static void qp_reset_reconnect(void)
 
 /* ---- ibv_qp_ex ---- */
 
+/* An RC QP for the ibv_wr_*() of qp_ex(). */
 static struct end *end_ex(void)
 {
-	struct end *e = calloc(1, sizeof(*e));
-	struct ibv_qp_init_attr_ex a = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_send_sge = MAX_SGE,
-			 .max_recv_sge = MAX_SGE, .max_inline_data = MAX_INLINE },
-		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.pd = pd,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-				  IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
-				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
-	};
-
-	e->scq = cq_new();
-	e->rcq = cq_new();
-	if (!e->scq || !e->rcq)
-		return NULL;
-	a.send_cq = e->scq;
-	a.recv_cq = e->rcq;
-	e->qp = ibv_create_qp_ex(ctx, &a);
-	if (!e->qp) {
-		t_fail("ibv_create_qp_ex with send_ops_flags: %s", strerror(errno));
-		return NULL;
-	}
-	track(K_QP, e->qp, 0);
-	return e;
+	return end_ops(IBV_QPT_RC, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				   IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+				   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
 }
 
 static void qp_ex(void)

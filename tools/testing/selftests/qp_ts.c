@@ -104,6 +104,31 @@ static void expect_ts(const struct ts_wc *w, int n, const uint64_t *wr_ids, uint
 	}
 }
 
+/* An RC QP sending on @scq, connected to a QP of its own. */
+static struct end *ts_sender(struct ibv_cq_ex *scq)
+{
+	struct end *a = end_on(IBV_QPT_RC, ibv_cq_ex_to_cq(scq), cq_new(), NULL, true);
+	struct end *b = end_new(IBV_QPT_RC, NULL, true);
+
+	return a && b && pair_connect_default(a, b) ? a : NULL;
+}
+
+/* @n RDMA WRITEs of @src's 64 bytes into @dst on @a, as @ids. */
+static bool ts_writes(struct end *a, const struct buf *src, const struct buf *dst,
+		      const uint64_t *ids, int n)
+{
+	struct ibv_sge s = sge_of(src, 0, 64);
+	struct ibv_send_wr wr;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		wr = wr_rdma(ids[i], IBV_WR_RDMA_WRITE, &s, 1, dst, 0);
+		if (post(a, &wr))
+			return false;
+	}
+	return true;
+}
+
 /* hca_core_clock, the timestamp mask, and ibv_query_rt_values_ex. */
 static void ts_clock(void)
 {
@@ -193,22 +218,14 @@ static void ts_wallclock_only(void)
 	struct buf *src = buf_new(64, LW), *dst = buf_new(64, LW | RW);
 	static const uint64_t ids[] = { 5 };
 	uint64_t m0, r0;
-	struct ibv_send_wr wr;
-	struct ibv_sge s;
+	struct end *a = scq ? ts_sender(scq) : NULL;
 	struct ts_wc w;
-	struct end *a, *b;
 
-	if (!scq || !src || !dst)
-		return;
-	a = end_on(IBV_QPT_RC, ibv_cq_ex_to_cq(scq), cq_new(), NULL, true);
-	b = end_new(IBV_QPT_RC, NULL, true);
-	if (!a || !b || !pair_connect_default(a, b))
+	if (!a || !src || !dst)
 		return;
 	m0 = clock_ns(CLOCK_MONOTONIC);
 	r0 = clock_ns(CLOCK_REALTIME);
-	s = sge_of(src, 0, 64);
-	wr = wr_rdma(5, IBV_WR_RDMA_WRITE, &s, 1, dst, 0);
-	if (post(a, &wr))
+	if (!ts_writes(a, src, dst, ids, 1))
 		return;
 	if (poll_ts(scq, &w, 1, WAIT_MS) != 1) {
 		t_fail("no completion");
@@ -225,26 +242,16 @@ static void ts_resize(void)
 	struct buf *src = buf_new(64, LW), *dst = buf_new(64, LW | RW);
 	static const uint64_t ids[] = { 1, 2, 3 };
 	uint64_t m0, r0;
-	struct ibv_send_wr wr;
-	struct ibv_sge s;
+	struct end *a = scq ? ts_sender(scq) : NULL;
 	struct ts_wc w[3];
-	struct end *a, *b;
-	int i, ret;
+	int ret;
 
-	if (!scq || !src || !dst)
-		return;
-	a = end_on(IBV_QPT_RC, ibv_cq_ex_to_cq(scq), cq_new(), NULL, true);
-	b = end_new(IBV_QPT_RC, NULL, true);
-	if (!a || !b || !pair_connect_default(a, b))
+	if (!a || !src || !dst)
 		return;
 	m0 = clock_ns(CLOCK_MONOTONIC);
 	r0 = clock_ns(CLOCK_REALTIME);
-	s = sge_of(src, 0, 64);
-	for (i = 0; i < 3; i++) {
-		wr = wr_rdma(ids[i], IBV_WR_RDMA_WRITE, &s, 1, dst, 0);
-		if (post(a, &wr))
-			return;
-	}
+	if (!ts_writes(a, src, dst, ids, 3))
+		return;
 	usleep(QUIET_MS * 1000);
 	ret = ibv_resize_cq(ibv_cq_ex_to_cq(scq), 4 * DEPTH);
 	t_check(!ret, "ibv_resize_cq: %s", strerror(ret));

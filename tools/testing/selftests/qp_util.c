@@ -461,7 +461,8 @@ struct end *end_ops(enum ibv_qp_type type, uint64_t send_ops)
 	struct ibv_qp_init_attr_ex a = {
 		.qp_type = type,
 		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_send_sge = MAX_SGE,
-			 .max_recv_sge = MAX_SGE },
+			 .max_recv_sge = MAX_SGE,
+			 .max_inline_data = type == IBV_QPT_UD ? 0 : MAX_INLINE },
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = pd,
 		.send_ops_flags = send_ops,

@@ -5,9 +5,10 @@
  * with each of WRITE, READ and SEND and every byte must land where it
  * belongs; the data is a position-unique stream (xfill()), judged where it
  * lies, so a retransmitted chunk placed one message off is caught as surely
- * as a flipped bit. UC and UD may lose messages, but what is delivered is
- * whole, exact and delivered once, and UC's in order. After each RC case
- * the QPs must still carry a message.
+ * as a flipped bit. RC FETCH_ADDs and ATOMIC_WRITEs must each run once.
+ * UC and UD may lose messages, but what is delivered is whole, exact and
+ * delivered once, and UC's in order. After each RC case the QPs must
+ * still carry a message.
  *
  * Each case prints its goodput and what the client's port counted, for the
  * note comparing stag with rxe under the same profile.
@@ -230,6 +231,104 @@ static void rc_bulk(const void *arg)
 	still_usable(e, &r, "a SEND afterwards");
 }
 
+/* ---- RC atomics: executed once, whatever is lost ---- */
+
+#define NATOMIC		256	/* FETCH_ADDs, and as many ATOMIC_WRITEs between them */
+#define AW_SLOTS	8	/* the ATOMIC_WRITEs take turns at these */
+#define AW_VALUE(i)	(0x5eed000000000000ull | (i))
+
+/* WR @i: even ones add 1 to the counter (result to slot i/2 of @lb), odd ones write. */
+static int atomic_post(struct ibv_qp_ex *x, unsigned int i, const struct buf *lb,
+		       const struct rbuf *rb)
+{
+	uint64_t v = AW_VALUE(i);
+
+	ibv_wr_start(x);
+	x->wr_id = i;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	if (i & 1) {
+		ibv_wr_atomic_write(x, rb->rkey, rb->addr + 8 * (1 + (i / 2) % AW_SLOTS), &v);
+	} else {
+		ibv_wr_atomic_fetch_add(x, rb->rkey, rb->addr, 1);
+		ibv_wr_set_sge(x, lb->mr->lkey, (uintptr_t)lb->data + 8 * (i / 2), 8);
+	}
+	return ibv_wr_complete(x);
+}
+
+/*
+ * FETCH_ADDs of 1 and ATOMIC_WRITEs in turn, INFLIGHT at a time: the
+ * responder answers a request asked again from its resource and never
+ * executes it twice, so FETCH_ADD n returns n and the counter ends at
+ * NATOMIC, and each ATOMIC_WRITE slot holds the last value sent to it.
+ */
+static void rc_atomics(const void *arg)
+{
+	size_t rlen = 8 * (1 + AW_SLOTS);
+	struct buf *lb = buf_new(8 * NATOMIC, LW), copy;
+	unsigned int posted = 0, done = 0, i;
+	long before[ARRAY_SIZE(watched)], t0;
+	uint64_t zero = 0, got, want;
+	struct ibv_qp_ex *x;
+	struct ibv_wc wc;
+	struct rbuf rb;
+	struct end *e;
+	struct rqp r;
+	int ret;
+
+	(void)arg;
+	if (!lb || !rbuf_new(&rb, rlen, LW | RA | RW, BLANK) ||
+	    !rbuf_put(&rb, 0, &zero, 8) ||
+	    !wire_pair_ops(IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+			   IBV_QP_EX_WITH_ATOMIC_WRITE, &e, &r))
+		return;
+	x = ibv_qp_to_qp_ex(e->qp);
+	counters_take(before);
+	t0 = now_ms();
+	while (done < 2 * NATOMIC) {
+		while (posted < 2 * NATOMIC && posted - done < INFLIGHT) {
+			ret = atomic_post(x, posted, lb, &rb);
+			if (ret) {
+				t_fail("WR %u: ibv_wr_complete: %s", posted, strerror(ret));
+				return;
+			}
+			posted++;
+		}
+		if (poll_n(e->scq, &wc, 1, STALL_MS) != 1) {
+			t_fail("atomic %u of %u: no completion in %d ms", done, 2 * NATOMIC,
+			       STALL_MS);
+			return;
+		}
+		if (!expect_wc_is(&wc, done, IBV_WC_SUCCESS,
+				  done & 1 ? IBV_WC_ATOMIC_WRITE : IBV_WC_FETCH_ADD, "client"))
+			return;
+		done++;
+	}
+	report("FETCH_ADD and ATOMIC_WRITE", 16 * NATOMIC, now_ms() - t0, before);
+	for (i = 0; i < NATOMIC; i++) {
+		memcpy(&got, lb->data + 8 * i, 8);
+		if (got != i) {
+			t_fail("FETCH_ADD %u returned %llu: a request executed twice or lost", i,
+			       (ull)got);
+			break;
+		}
+	}
+	expect_guards(lb, "client's results");
+	if (!rbuf_get(&rb, &copy))
+		return;
+	memcpy(&got, copy.data, 8);
+	t_check(got == NATOMIC, "the counter is %llu after %u FETCH_ADDs of 1", (ull)got,
+		NATOMIC);
+	for (i = 0; i < AW_SLOTS; i++) {
+		/* The last odd WR that wrote slot i: WR 2k+1 writes slot k % AW_SLOTS. */
+		want = AW_VALUE(2 * (NATOMIC - AW_SLOTS + i) + 1);
+		memcpy(&got, copy.data + 8 * (1 + i), 8);
+		t_check(got == want, "ATOMIC_WRITE slot %u holds %#llx, expected %#llx", i,
+			(ull)got, (ull)want);
+	}
+	free(copy.mem);
+	still_usable(e, &r, "a SEND afterwards");
+}
+
 /* ---- UC and UD: lost, never damaged ---- */
 
 /*
@@ -392,6 +491,9 @@ static void lossy_cases(int limit, int npat, char **pat)
 			 bulk_bytes() >> 20, MSGS, INFLIGHT);
 		wire_run(names[i], rc_bulk, &bulks[i], limit, npat, pat);
 	}
+	wire_run("RC FETCH_ADD and ATOMIC_WRITE, 256 of each in turn: each executed once, "
+		 "the counter exact, the last value written in each slot", rc_atomics, NULL,
+		 limit, npat, pat);
 	wire_run("UC SEND of 3*mtu+7 bytes, 4 rounds of 64: those delivered are whole, exact, "
 		 "in order and delivered once", unreliable, &uc, limit, npat,
 		 pat);

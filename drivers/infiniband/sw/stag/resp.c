@@ -298,14 +298,33 @@ static enum stag_resp_result do_read(struct stag_qp *dst, struct stag_msg *msg)
 }
 
 /**
- * stag_resp_atomic_result() - the answer to an atomic, from stag_sgl_atomic()
- * @ret: what it returned
+ * stag_resp_atomic() - an atomic or an atomic write, through the gate
+ * @dst: the QP the request arrived at, its resp_mutex held
+ * @rkey: the R_Key
+ * @addr: the target's first byte
+ * @access: IB_ACCESS_REMOTE_ATOMIC, or _WRITE for an atomic write
+ * @opcode: as stag_sgl_atomic() takes it
+ * @compare_add: as stag_sgl_atomic() takes it
+ * @swap: as stag_sgl_atomic() takes it
+ * @orig: set to the value before the operation
  *
- * Return: STAG_RESP_ACK; STAG_RESP_NAK_INV_REQ for bytes it cannot write
- * whole (an invalid request, IBA oA19-28); STAG_RESP_NAK_ACCESS otherwise.
+ * Return: STAG_RESP_ACK; STAG_RESP_NAK_INV_REQ for a target not naturally
+ * aligned (IBA 9.4.5) or bytes that cannot be written whole (oA19-28);
+ * STAG_RESP_NAK_ACCESS when the QP or the gate refuses.
  */
-enum stag_resp_result stag_resp_atomic_result(int ret)
+enum stag_resp_result stag_resp_atomic(struct stag_qp *dst, u32 rkey, u64 addr, int access,
+				       u8 opcode, u64 compare_add, u64 swap, u64 *orig)
 {
+	enum stag_resp_result res;
+	int ret;
+
+	if (addr & (sizeof(u64) - 1))
+		return STAG_RESP_NAK_INV_REQ;
+	res = stag_resp_get_remote(dst, rkey, addr, sizeof(u64), access);
+	if (res != STAG_RESP_ACK)
+		return res;
+	ret = stag_sgl_atomic(dst->rq.remote, opcode, compare_add, swap, orig);
+	stag_sgl_release(dst->rq.remote);
 	if (!ret)
 		return STAG_RESP_ACK;
 	return ret == -EINVAL ? STAG_RESP_NAK_INV_REQ : STAG_RESP_NAK_ACCESS;
@@ -316,20 +335,12 @@ static enum stag_resp_result do_atomic(struct stag_qp *dst, struct stag_msg *msg
 	const struct stag_send_wqe *hdr = &msg->wqe->hdr;
 	enum stag_resp_result res;
 	u64 orig;
-	int ret;
 
-	/* IBA 9.4.5: the target is naturally aligned. */
-	if (hdr->wr.atomic.remote_addr & (sizeof(u64) - 1))
-		return STAG_RESP_NAK_INV_REQ;
-	res = stag_resp_get_remote(dst, hdr->wr.atomic.rkey, hdr->wr.atomic.remote_addr,
-				   sizeof(u64), IB_ACCESS_REMOTE_ATOMIC);
+	res = stag_resp_atomic(dst, hdr->wr.atomic.rkey, hdr->wr.atomic.remote_addr,
+			       IB_ACCESS_REMOTE_ATOMIC, hdr->opcode, hdr->wr.atomic.compare_add,
+			       hdr->wr.atomic.swap, &orig);
 	if (res != STAG_RESP_ACK)
 		return res;
-	ret = stag_sgl_atomic(dst->rq.remote, hdr->opcode, hdr->wr.atomic.compare_add,
-			      hdr->wr.atomic.swap, &orig);
-	stag_sgl_release(dst->rq.remote);
-	if (ret)
-		return stag_resp_atomic_result(ret);
 	/* The original value goes back into the requester's checked buffer. */
 	if (stag_sgl_write(msg->local, 0, &orig, sizeof(orig)))
 		return STAG_RESP_NAK_OP;
@@ -344,19 +355,11 @@ static enum stag_resp_result do_atomic(struct stag_qp *dst, struct stag_msg *msg
 static enum stag_resp_result do_atomic_write(struct stag_qp *dst, struct stag_msg *msg)
 {
 	const struct stag_send_wqe *hdr = &msg->wqe->hdr;
-	enum stag_resp_result res;
 	u64 orig;
-	int ret;
 
-	if (hdr->wr.atomic.remote_addr & (sizeof(u64) - 1))
-		return STAG_RESP_NAK_INV_REQ;
-	res = stag_resp_get_remote(dst, hdr->wr.atomic.rkey, hdr->wr.atomic.remote_addr,
-				   sizeof(u64), IB_ACCESS_REMOTE_WRITE);
-	if (res != STAG_RESP_ACK)
-		return res;
-	ret = stag_sgl_atomic(dst->rq.remote, IB_WR_ATOMIC_WRITE, 0, hdr->wr.atomic.swap, &orig);
-	stag_sgl_release(dst->rq.remote);
-	return stag_resp_atomic_result(ret);
+	return stag_resp_atomic(dst, hdr->wr.atomic.rkey, hdr->wr.atomic.remote_addr,
+				IB_ACCESS_REMOTE_WRITE, IB_WR_ATOMIC_WRITE, 0, hdr->wr.atomic.swap,
+				&orig);
 }
 
 /*

@@ -42,6 +42,7 @@ void stag_resp_complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicite
 void stag_resp_recv_error(struct stag_qp *qp, enum ib_wc_status status);
 enum stag_resp_result stag_resp_get_remote(struct stag_qp *dst, u32 rkey, u64 addr, u64 len,
 					   int access);
-enum stag_resp_result stag_resp_atomic_result(int ret);
+enum stag_resp_result stag_resp_atomic(struct stag_qp *dst, u32 rkey, u64 addr, int access,
+				       u8 opcode, u64 compare_add, u64 swap, u64 *orig);
 
 #endif /* _STAG_RESP_H */

@@ -404,22 +404,14 @@ static enum stag_resp_result recv_atomic(struct stag_qp *qp, const struct stag_p
 	bool cas = (p->opcode & 0x1f) == STAG_OP_CMP_SWAP;
 	enum stag_resp_result res;
 	u64 orig;
-	int ret;
 
-	/* IBA 9.4.5: the target is naturally aligned. */
-	if (p->va & (sizeof(u64) - 1) || !READ_ONCE(qp->attr.max_dest_rd_atomic))
+	if (!READ_ONCE(qp->attr.max_dest_rd_atomic))
 		return STAG_RESP_NAK_INV_REQ;
-	res = stag_resp_get_remote(qp, p->rkey, p->va, sizeof(u64), IB_ACCESS_REMOTE_ATOMIC);
+	res = stag_resp_atomic(qp, p->rkey, p->va, IB_ACCESS_REMOTE_ATOMIC,
+			       cas ? IB_WR_ATOMIC_CMP_AND_SWP : IB_WR_ATOMIC_FETCH_AND_ADD,
+			       cas ? p->compare : p->swap_add, p->swap_add, &orig);
 	if (res != STAG_RESP_ACK)
 		return res;
-	ret = stag_sgl_atomic(qp->rq.remote, cas ? IB_WR_ATOMIC_CMP_AND_SWP :
-				IB_WR_ATOMIC_FETCH_AND_ADD, cas ? p->compare : p->swap_add,
-			      p->swap_add, &orig);
-	stag_sgl_release(qp->rq.remote);
-	res = stag_resp_atomic_result(ret);
-	if (res != STAG_RESP_ACK)
-		return res;
-
 	keep_atomic(qp, p, orig);
 	send_atomic_ack(qp, p->psn, orig);
 	return STAG_RESP_ACK;
@@ -441,19 +433,14 @@ static enum stag_resp_result recv_atomic_write(struct stag_qp *qp, const struct 
 {
 	enum stag_resp_result res;
 	u64 val, orig;
-	int ret;
 
 	if (p->dmalen != sizeof(val) || p->paylen != sizeof(val) || p->pad ||
-	    p->va & (sizeof(val) - 1) || !READ_ONCE(qp->attr.max_dest_rd_atomic))
+	    !READ_ONCE(qp->attr.max_dest_rd_atomic))
 		return STAG_RESP_NAK_INV_REQ;
 	if (skb_copy_bits(skb, p->hlen, &val, sizeof(val)))
 		return STAG_RESP_NAK_INV_REQ;
-	res = stag_resp_get_remote(qp, p->rkey, p->va, sizeof(val), IB_ACCESS_REMOTE_WRITE);
-	if (res != STAG_RESP_ACK)
-		return res;
-	ret = stag_sgl_atomic(qp->rq.remote, IB_WR_ATOMIC_WRITE, 0, val, &orig);
-	stag_sgl_release(qp->rq.remote);
-	res = stag_resp_atomic_result(ret);
+	res = stag_resp_atomic(qp, p->rkey, p->va, IB_ACCESS_REMOTE_WRITE, IB_WR_ATOMIC_WRITE, 0,
+			       val, &orig);
 	if (res != STAG_RESP_ACK)
 		return res;
 	keep_atomic(qp, p, 0);
