@@ -509,6 +509,7 @@ out_unmap:
 /**
  * stag_sgl_atomic() - an atomic operation on the 8 bytes a list names
  * @target: a one-entry list of 8 bytes, checked for remote atomic access
+ *	(remote write for an atomic write)
  * @opcode: IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD or
  *	IB_WR_ATOMIC_WRITE
  * @compare_add: the value compared with, or added
