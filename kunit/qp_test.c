@@ -16,6 +16,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "../counters.h"
+#include "../cq.h"
 #include "../dev.h"
 #include "../mr.h"
 #include "../port.h"
@@ -517,6 +518,34 @@ static void stag_qp_kernel_atomic_write(struct kunit *test)
 }
 
 /* struct ib_wc has no place for a timestamp: a kernel CQ cannot ask for one. */
+/*
+ * A user CQE of a UD receive over RoCE v2 has the packet's type where the
+ * SL goes, as mlx5's do (UCX 1.13 drops every packet without it); other
+ * completions keep the SL.
+ */
+static void stag_cq_cqe_roce_packet_type(struct kunit *test)
+{
+	struct ib_wc wc = {
+		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
+		.network_hdr_type = RDMA_NETWORK_IPV4, .sl = 3,
+	};
+	struct ib_qp qp = { .qp_num = 0x12 };
+	struct stag_cqe cqe;
+
+	wc.qp = &qp;
+	stag_cq_wc_to_cqe(&wc, &cqe);
+	KUNIT_EXPECT_EQ(test, cqe.sl, 0xa);
+	KUNIT_EXPECT_EQ(test, cqe.wc_flags, STAG_WC_GRH);
+	KUNIT_EXPECT_EQ(test, cqe.qp_num, 0x12);
+	wc.network_hdr_type = RDMA_NETWORK_IPV6;
+	stag_cq_wc_to_cqe(&wc, &cqe);
+	KUNIT_EXPECT_EQ(test, cqe.sl, 0x9);
+	wc.wc_flags = 0;
+	stag_cq_wc_to_cqe(&wc, &cqe);
+	KUNIT_EXPECT_EQ(test, cqe.sl, 3);
+	KUNIT_EXPECT_EQ(test, cqe.wc_flags, 0);
+}
+
 static void stag_cq_kernel_timestamps_refused(struct kunit *test)
 {
 	struct rig *r = rig_create(test, "stagqc");
@@ -697,6 +726,7 @@ static struct kunit_case stag_qp_cases[] = {
 	KUNIT_CASE(stag_qp_kernel_atomics),
 	KUNIT_CASE(stag_qp_kernel_atomic_write),
 	KUNIT_CASE(stag_cq_kernel_timestamps_refused),
+	KUNIT_CASE(stag_cq_cqe_roce_packet_type),
 	KUNIT_CASE(stag_srq_kernel_resize),
 	KUNIT_CASE(stag_qp_kernel_flush),
 	KUNIT_CASE(stag_qp_kernel_retry_exceeded),

@@ -134,7 +134,9 @@ static int ud_send(struct ud *u, uint64_t wr_id, struct ibv_sge *s, uint32_t qke
 
 static void ud_send_grh(void)
 {
+	bool v4 = !memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
 	struct buf *src = buf_new(512, LW), *dst = buf_new(GRH_LEN + 512, LW);
+	uint8_t pkt_type = v4 ? 0xa : 0x9;
 	struct ibv_ah_attr ah;
 	struct ibv_sge s, r;
 	struct ibv_wc wc;
@@ -158,6 +160,8 @@ static void ud_send_grh(void)
 		u.a->qp->qp_num);
 	t_check(wc.qp_num == u.b->qp->qp_num, "qp_num %#x, expected %#x", wc.qp_num,
 		u.b->qp->qp_num);
+	/* RoCE v2's packet type where the SL goes, as mlx5 has it (UCX reads it) */
+	t_check(wc.sl == pkt_type, "sl %#x, expected the RoCE v2 packet type %#x", wc.sl, pkt_type);
 	expect_bytes(dst->data + GRH_LEN, src->data, 512, "data after the GRH");
 	expect_guards(dst, "receive buffer");
 	/* The GRH (for IPv4, the IP header in its last 20 bytes) names the sender. */

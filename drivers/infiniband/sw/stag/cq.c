@@ -167,13 +167,32 @@ int stag_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * RoCE carries no SL. Where a user completion of a UD receive has it, mlx5
+ * hardware reports the packet's type (bit 3: over UDP, RoCE v2; bits 2:0:
+ * 1 IPv6, 2 IPv4), and so does stag: UCX before 1.19 reads the type there
+ * to find the destination address in the GRH, and with the 0 of an IB SL
+ * looks for an IPv6 one, finds none of its GIDs and drops every packet.
+ */
+#define STAG_CQE_SL_ROCE_V2	0x8
+#define STAG_CQE_SL_IPV6	0x1
+#define STAG_CQE_SL_IPV4	0x2
+
+static u8 cqe_sl(const struct ib_wc *wc)
+{
+	if (!(wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE))
+		return wc->sl;
+	return STAG_CQE_SL_ROCE_V2 | (wc->network_hdr_type == RDMA_NETWORK_IPV4 ?
+				      STAG_CQE_SL_IPV4 : STAG_CQE_SL_IPV6);
+}
+
 /**
  * stag_cq_wc_to_cqe() - a kernel completion in the provider's format
  * @wc: the completion
  * @cqe: the slot to fill
  *
  * The provider's flag bits are libibverbs', which differ from the
- * kernel's IB_WC_* bits.
+ * kernel's IB_WC_* bits. A RoCE UD receive's SL is its packet type.
  */
 VISIBLE_IF_KUNIT void stag_cq_wc_to_cqe(const struct ib_wc *wc, struct stag_cqe *cqe)
 {
@@ -199,7 +218,7 @@ VISIBLE_IF_KUNIT void stag_cq_wc_to_cqe(const struct ib_wc *wc, struct stag_cqe 
 		.wc_flags = flags,
 		.pkey_index = wc->pkey_index,
 		.slid = wc->slid,
-		.sl = wc->sl,
+		.sl = cqe_sl(wc),
 		.dlid_path_bits = wc->dlid_path_bits,
 	};
 }
