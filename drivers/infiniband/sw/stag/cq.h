@@ -12,7 +12,12 @@
 #include "queue.h"
 
 #define STAG_MAX_CQ		65536
-#define STAG_MAX_CQE		65535
+/*
+ * mlx5's limit: libfabric 1.17's RDM endpoints ask for (384 + 384) * 256
+ * entries (its queues' depths times the universe size) and fail below.
+ * The ring is charged to the creator's memory cgroup.
+ */
+#define STAG_MAX_CQE		((1 << 22) - 1)
 /* Completion timestamps count nanoseconds: a 1 GHz clock, in kHz. */
 #define STAG_CORE_CLOCK_KHZ	1000000
 
