@@ -217,7 +217,8 @@ fi
 
 # ---- NVMe over Fabrics ----
 
-# A RAM disk exported by nvmet-rdma on $ip, connected with nvme-rdma. fio
+# A RAM disk (null_blk, memory backed) exported by nvmet-rdma on $ip,
+# connected with nvme-rdma. fio
 # writes it with checksums and reads them back (direct I/O, so every block
 # crosses the fabric both ways).
 nvme_case()
@@ -225,14 +226,15 @@ nvme_case()
 	local c=/sys/kernel/config/nvmet nqn=stag-middleware blk="" sent0 why="" i out fio=$tmp/fio
 
 	sent0=$(sent_pkts)
-	if ! modprobe -a nvmet nvmet-rdma nvme-rdma || ! modprobe brd rd_nr=1 rd_size=65536; then
-		_t_report "not ok" "NVMe-oF: the modules" "$(modprobe -a nvmet nvmet-rdma nvme-rdma brd 2>&1)"
+	if ! modprobe -a nvmet nvmet-rdma nvme-rdma ||
+	   ! modprobe null_blk nr_devices=1 memory_backed=1 gb=1; then
+		_t_report "not ok" "NVMe-oF: the modules" "$(modprobe -a nvmet nvmet-rdma nvme-rdma null_blk 2>&1)"
 		return
 	fi
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 	if ! { mkdir "$c/subsystems/$nqn" && echo 1 >"$c/subsystems/$nqn/attr_allow_any_host" &&
 		mkdir "$c/subsystems/$nqn/namespaces/1" &&
-		echo /dev/ram0 >"$c/subsystems/$nqn/namespaces/1/device_path" &&
+		echo /dev/nullb0 >"$c/subsystems/$nqn/namespaces/1/device_path" &&
 		echo 1 >"$c/subsystems/$nqn/namespaces/1/enable" && mkdir "$c/ports/1" &&
 		echo "$ip" >"$c/ports/1/addr_traddr" && echo rdma >"$c/ports/1/addr_trtype" &&
 		echo 4420 >"$c/ports/1/addr_trsvcid" && echo ipv4 >"$c/ports/1/addr_adrfam" &&
