@@ -40,13 +40,7 @@ done)
 # The servers run here, or in the peer guest of a two-guest run
 # (tools/testing/vm/pair): their commands name their device, GID index and
 # address as @DEV@, @GID@ and @IP@; the clients connect to $sip.
-sip=$ip
-serve_here "$dev" "$gid" "$ip"
-if [ -n "${STAG_PEER_IP:-}" ] && [ "${STAG_ROLE:-}" = b ]; then
-	serve_in_peer || { _t_report "not ok" "reach peer.py in the peer guest" ""; exit 0; }
-	sip=$STAG_PEER_IP
-	echo "# servers in the peer guest, $sip"
-fi
+serve_where "$dev" "$gid" "$ip" || exit 0
 
 # ---- one case ----
 

@@ -275,6 +275,19 @@ serve_here()
 	SERVE_DEV=$1 SERVE_GID=$2 SERVE_IP=$3
 }
 
+# serve_where DEV GID IP: servers here (serve_here), and $sip is IP; or,
+# in guest b of a two-guest run, in the peer guest, and $sip is its
+# address. Fails, having reported it, when the peer cannot be reached.
+serve_where()
+{
+	sip=$3
+	serve_here "$1" "$2" "$3"
+	[ -n "${STAG_PEER_IP:-}" ] && [ "${STAG_ROLE:-}" = b ] || return 0
+	serve_in_peer || { _t_report "not ok" "reach peer.py in the peer guest" ""; return 1; }
+	sip=$STAG_PEER_IP
+	echo "# servers in the peer guest, $sip"
+}
+
 # serve_in_peer: serve_start starts servers in the peer guest (peer.py).
 serve_in_peer()
 {
