@@ -15,6 +15,12 @@
 #include "cq.h"
 #include "dev.h"
 
+/* The largest CQ's ring, of the largest slots, fits what a ring may take. */
+static_assert((STAG_MAX_CQE + 1ULL) * sizeof(struct ib_wc) + STAG_QUEUE_CTL_SIZE <=
+	      STAG_QUEUE_MAX_SIZE);
+static_assert((STAG_MAX_CQE + 1ULL) * sizeof(struct stag_cqe_ts) + STAG_QUEUE_CTL_SIZE <=
+	      STAG_QUEUE_MAX_SIZE);
+
 /**
  * stag_cq_create() - the create_cq verb
  * @ibcq: the CQ the core allocated

@@ -13,11 +13,13 @@
 
 #define STAG_MAX_CQ		65536
 /*
- * mlx5's limit: libfabric 1.17's RDM endpoints ask for (384 + 384) * 256
+ * libfabric 1.17's RDM endpoints ask for (384 + 384) * 256 = 196608
  * entries (its queues' depths times the universe size) and fail below.
- * The ring is charged to the creator's memory cgroup.
+ * 2^19 slots is the most whose ring fits STAG_QUEUE_MAX_SIZE whatever the
+ * slot (cq.c asserts it): every size up to max_cqe can be created, as
+ * pyverbs checks. The ring is charged to the creator's memory cgroup.
  */
-#define STAG_MAX_CQE		((1 << 22) - 1)
+#define STAG_MAX_CQE		((1 << 19) - 1)
 /* Completion timestamps count nanoseconds: a 1 GHz clock, in kHz. */
 #define STAG_CORE_CLOCK_KHZ	1000000
 
