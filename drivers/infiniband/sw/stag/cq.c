@@ -254,6 +254,25 @@ static void cq_overflow(struct stag_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
+/*
+ * The consumer's completion handler. ib_core's IB_POLL_SOFTIRQ handler
+ * raises a softirq: from a task, as stag's workers are, that wakes
+ * ksoftirqd and costs a switch to it before the consumer sees the
+ * completion. With bottom halves off, the softirq runs instead at
+ * local_bh_enable(), here, on this CPU. Not with interrupts off, where
+ * local_bh_enable() may not be called.
+ */
+static void cq_notify(struct stag_cq *cq)
+{
+	if (irqs_disabled()) {
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		return;
+	}
+	local_bh_disable();
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	local_bh_enable();
+}
+
 /**
  * stag_cq_post() - add a completion
  * @cq: the CQ
@@ -291,7 +310,7 @@ int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited)
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	if (notify && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		cq_notify(cq);
 	return 0;
 }
 
