@@ -122,10 +122,12 @@ wire=0
 case $(cat /sys/module/stag/parameters/loopback 2>/dev/null) in
 0 | N) [ -r "$counter" ] && wire=1 ;;
 esac
-echo "# $dev, $ip; $([ $wire = 1 ] && echo "every message a RoCE v2 packet" || echo "loopback")"
 
 # The servers: here, or in the peer guest, which its clients reach at $sip.
 serve_where "$dev" "" "$ip" || exit 0
+# Traffic to the peer guest has no other way than the wire.
+[ "$SERVE_PEER" = 1 ] && [ -r "$counter" ] && wire=1
+echo "# $dev, $ip; $([ $wire = 1 ] && echo "every message a RoCE v2 packet" || echo "loopback")"
 
 # Open MPI refuses root without these, and a host named "(none)".
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -239,30 +241,53 @@ fi
 
 # ---- Open MPI over UCX ----
 
-# mpirun TLS: two ranks of mpi_pingpong, Open MPI's UCX PML on stag0 with
-# only TLS (no shared memory, no TCP: every message goes through stag0).
+# mpirun TLS: two ranks of mpi_pingpong, Open MPI's UCX PML on the device
+# with only TLS (no shared memory, no TCP: every message goes through it).
+# In a two-guest run, rank 1 runs in the peer guest: mpirun starts Open
+# MPI's daemon there through mpi_rsh and peer.py --rsh, in place of
+# ssh. Each rank names its own guest's device.
 mpi()
 {
-	local tls=$1 out=$tmp/mpi sent0 rc why=""
+	local tls=$1 out=$tmp/mpi sent0 rc why="" where=(--oversubscribe)
+	local rank='UCX_NET_DEVICES=${STAG_TEST_DEV:-stag0}:1 exec "$0" 10'
 
 	sent0=$(sent_pkts)
-	timeout -k 5 "$limit" mpirun --oversubscribe -np 2 --mca pml ucx \
-		--mca btl self --mca osc ^ucx -x UCX_NET_DEVICES="$dev:1" -x UCX_TLS="$tls,self" \
-		"$T_BIN/mpi_pingpong" 10 >"$out" 2>&1
+	if [ "$SERVE_PEER" = 1 ]; then
+		# Open MPI tells the ranks' hosts apart by name.
+		there hostname stag-peer "$tmp/mpi-peer"
+		if ! serve_start "tcp_listening $port" \
+		     "python3 $T_ROOT/tools/testing/selftests/peer.py --rsh $port" \
+		     "$limit" "$tmp/mpi-peer"; then
+			verdict "Open MPI over UCX $tls: 2 ranks in 2 guests" \
+				"peer.py --rsh did not start: $(tail -5 "$tmp/mpi-peer")" "$sent0"
+			port=$((port + 1))
+			return
+		fi
+		where=(--host "$ip,$sip" --mca plm_rsh_agent "$T_ROOT/tools/testing/selftests/mpi_rsh"
+		       --mca oob_tcp_if_include "$(dev_netdev "$dev")")
+	fi
+	STAG_TEST_DEV=$dev STAG_MPI_RSH_PORT=$port timeout -k 5 "$limit" mpirun "${where[@]}" \
+		-np 2 --mca pml ucx --mca btl self --mca osc ^ucx -x UCX_TLS="$tls,self" \
+		bash -c "$rank" "$T_BIN/mpi_pingpong" >"$out" 2>&1
 	rc=$?
 	if [ "$rc" -ne 0 ]; then
 		why="mpirun status $rc: $(tail -8 "$out")"
 	elif ! grep -q "^mpi_pingpong: 10 sizes, 100 exchanges, data intact$" "$out"; then
 		why="no 'data intact' line: $(tail -8 "$out")"
+	elif [ "$SERVE_PEER" = 1 ] && ! { grep -qx "mpi_pingpong: rank 0 on $(hostname)" "$out" &&
+					grep -qx "mpi_pingpong: rank 1 on stag-peer" "$out"; }; then
+		why="the ranks did not run one in each guest: $(grep rank "$out")"
 	fi
-	verdict "Open MPI over UCX $tls: 2 ranks, 0 B to 4 MiB, every byte and guard checked" \
+	if [ "$SERVE_PEER" = 1 ] && ! serve_end "$rc" "$tmp/mpi-peer" && [ -z "$why" ]; then
+		why="Open MPI's daemon in the peer failed: $(tail -5 "$tmp/mpi-peer")"
+	fi
+	port=$((port + 1))
+	verdict "Open MPI over UCX $tls: 2 ranks$([ "$SERVE_PEER" = 1 ] && echo " in 2 guests"), 0 B to 4 MiB, every byte and guard checked" \
 		"$why" "$sent0"
 }
 
 if [[ $groups == *" mpi "* ]]; then
-	if [ "$SERVE_PEER" = 1 ]; then
-		echo "ok - $T_SUITE: Open MPI over UCX # SKIP one guest only: no ssh to launch a rank in the peer"
-	elif [ -x "$T_BIN/mpi_pingpong" ]; then
+	if [ -x "$T_BIN/mpi_pingpong" ]; then
 		mpi rc
 		mpi ud
 	else

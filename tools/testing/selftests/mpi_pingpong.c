@@ -55,7 +55,8 @@ int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 20;
 	size_t s, i, max = sizes[ARRAY_SIZE(sizes) - 1];
-	int rank, nranks, it, bad = 0, n = 0;
+	int rank, nranks, it, bad = 0, n = 0, hlen;
+	char host[MPI_MAX_PROCESSOR_NAME];
 	uint8_t *tx, *rx;
 
 	MPI_Init(&argc, &argv);
@@ -66,6 +67,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mpi_pingpong: run it with 2 ranks, not %d\n", nranks);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
+	/* Where each rank runs: the test checks that two guests ran one each. */
+	MPI_Get_processor_name(host, &hlen);
+	printf("mpi_pingpong: rank %d on %s\n", rank, host);
+	fflush(stdout);
 	tx = malloc(max + 2 * GUARD);
 	rx = malloc(max + 2 * GUARD);
 	if (!tx || !rx)

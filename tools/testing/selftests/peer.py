@@ -18,6 +18,9 @@
 #                                output
 #   QUIT                         the run is over
 #
+# "peer.py --rsh PORT" is instead a remote shell for one command, Open
+# MPI's daemon: see rsh() and mpi_rsh.
+#
 # Output travels as "STATUS rc nbytes\n" then nbytes of it. In the
 # commands @DEV@, @GID@ and @IP@ are this guest's device, its RoCE v2
 # GID index and its address (from the environment: STAG_TEST_DEV,
@@ -122,7 +125,27 @@ class Peer:
         return False
 
 
+def rsh(port):
+    """Run one command, sent by mpi_rsh: Open MPI's daemon, in this guest.
+
+    A remote shell for mpirun, as ssh would be: one connection, one line
+    (the command, base64), its output back on the connection, then the
+    connection closes. Open MPI keeps the agent running as long as the
+    daemon; their ends are tied through the connection."""
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(('', port))
+    ls.listen(1)
+    conn, _ = ls.accept()
+    ls.close()
+    with conn:
+        cmd = base64.b64decode(conn.makefile('rb').readline()).decode()
+        return bash(cmd, stdout=conn.fileno(), stderr=subprocess.STDOUT).wait()
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == '--rsh':
+        return rsh(int(sys.argv[2]))
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 4790
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
