@@ -248,8 +248,11 @@ fi
 # ssh. Each rank names its own guest's device.
 mpi()
 {
-	local tls=$1 out=$tmp/mpi sent0 rc why="" where=(--oversubscribe)
+	local tls=$1 out=$tmp/mpi sent0 rc why="" where=(--oversubscribe) name=""
 	local rank='UCX_NET_DEVICES=${STAG_TEST_DEV:-stag0}:1 exec "$0" 10'
+
+	[ "$SERVE_PEER" = 1 ] && name=" in 2 guests"
+	name="Open MPI over UCX $tls: 2 ranks$name, 0 B to 4 MiB, every byte and guard checked"
 
 	sent0=$(sent_pkts)
 	if [ "$SERVE_PEER" = 1 ]; then
@@ -258,8 +261,7 @@ mpi()
 		if ! serve_start "tcp_listening $port" \
 		     "python3 $T_ROOT/tools/testing/selftests/peer.py --rsh $port" \
 		     "$limit" "$tmp/mpi-peer"; then
-			verdict "Open MPI over UCX $tls: 2 ranks in 2 guests" \
-				"peer.py --rsh did not start: $(tail -5 "$tmp/mpi-peer")" "$sent0"
+			verdict "$name" "peer.py --rsh did not start: $(tail -5 "$tmp/mpi-peer")" "$sent0"
 			port=$((port + 1))
 			return
 		fi
@@ -282,8 +284,7 @@ mpi()
 		why="Open MPI's daemon in the peer failed: $(tail -5 "$tmp/mpi-peer")"
 	fi
 	port=$((port + 1))
-	verdict "Open MPI over UCX $tls: 2 ranks$([ "$SERVE_PEER" = 1 ] && echo " in 2 guests"), 0 B to 4 MiB, every byte and guard checked" \
-		"$why" "$sent0"
+	verdict "$name" "$why" "$sent0"
 }
 
 if [[ $groups == *" mpi "* ]]; then
