@@ -203,7 +203,8 @@ static const struct access_case access_cases[] = {
 	{ IB_ACCESS_ON_DEMAND, 0 },
 	{ LW | RR | IB_ACCESS_ON_DEMAND, 0 },
 	{ IB_ACCESS_HUGETLB, -EOPNOTSUPP },
-	{ LW | RW | IB_ACCESS_FLUSH_GLOBAL, -EOPNOTSUPP },
+	{ LW | RW | IB_ACCESS_FLUSH_GLOBAL, 0 },
+	{ LW | IB_ACCESS_FLUSH_PERSISTENT, 0 },		/* its pages are checked later */
 	{ RW | IB_ACCESS_ON_DEMAND, -EINVAL },
 	{ IB_ACCESS_RELAXED_ORDERING, 0 },
 	{ 1 << 29, 0 },
@@ -222,6 +223,47 @@ static void stag_gate_mr_access_flags(struct kunit *test)
 	const struct access_case *c = test->param_value;
 
 	KUNIT_EXPECT_EQ(test, stag_mr_check_access(c->access), c->expected);
+}
+
+/*
+ * A FLUSH of a whole region: the key, PD and rights as for any access,
+ * the bounds the entry's own, whatever they are.
+ */
+static void stag_gate_whole_region(struct kunit *test)
+{
+	struct ib_pd *pd = kunit_kzalloc(test, sizeof(*pd), GFP_KERNEL);
+	struct ib_pd *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	const int fg = IB_ACCESS_FLUSH_GLOBAL;
+	struct stag_gate_ref ref;
+	struct stag_tpt_entry *e;
+	struct stag_tpt *tpt;
+	u64 len;
+
+	KUNIT_ASSERT_NOT_NULL(test, pd);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	e = test_entry(test, pd, LW | RW | fg, OFF);
+	tpt = e->owner;
+	stag_tpt_set_state(e, STAG_TPT_VALID);
+
+	KUNIT_ASSERT_EQ(test, stag_gate_enter_whole(tpt, e->key, WHO(pd), fg, &len, &ref), 0);
+	KUNIT_EXPECT_EQ(test, len, regions[OFF].length);
+	KUNIT_EXPECT_PTR_EQ(test, ref.entry, e);
+	KUNIT_EXPECT_EQ(test, ref.offset, regions[OFF].pages_offset);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 2U);
+	stag_gate_exit(&ref);
+
+	KUNIT_EXPECT_EQ(test, stag_gate_enter_whole(tpt, e->key, WHO(pd),
+						    IB_ACCESS_FLUSH_PERSISTENT, &len, &ref),
+			-EACCES);
+	KUNIT_EXPECT_EQ(test, stag_gate_enter_whole(tpt, e->key, WHO(other), fg, &len, &ref),
+			-EPERM);
+	KUNIT_EXPECT_EQ(test, stag_gate_enter_whole(tpt, e->key ^ 0x5a, WHO(pd), fg, &len, &ref),
+			-ENOENT);
+	stag_tpt_set_state(e, STAG_TPT_INVALID);
+	KUNIT_EXPECT_EQ(test, stag_gate_enter_whole(tpt, e->key, WHO(pd), fg, &len, &ref),
+			-ENOENT);
+	KUNIT_EXPECT_NULL(test, ref.entry);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 1U);
 }
 
 /* An entry invalidated while an access holds it: the access keeps its
@@ -253,6 +295,7 @@ static void stag_gate_invalidate_under_access(struct kunit *test)
 static struct kunit_case stag_gate_cases[] = {
 	KUNIT_CASE_PARAM(stag_gate_table, gate_gen_params),
 	KUNIT_CASE_PARAM(stag_gate_mr_access_flags, access_gen_params),
+	KUNIT_CASE(stag_gate_whole_region),
 	KUNIT_CASE(stag_gate_invalidate_under_access),
 	{}
 };

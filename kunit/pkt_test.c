@@ -205,6 +205,41 @@ static void stag_pkt_parse_rxe_packets(struct kunit *test)
 }
 
 /*
+ * A FLUSH as rdma_rxe lays it out (rxe_opcode.c, rxe_hdr.h): BTH, then the
+ * FETH (placement type in bits 3-0, selectivity in bits 5-4), then the
+ * RETH, and no payload.
+ */
+static void stag_pkt_flush_layout(struct kunit *test)
+{
+	static const u8 want[32 + STAG_ICRC_LEN] = {
+		0x1c, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x00, 0x05,
+		0x00, 0x00, 0x00, 0x12,
+		0x00, 0x00, 0x7f, 0x00, 0x12, 0x34, 0x50, 0x00, 0xab, 0xcd, 0xef, 0x01,
+		0x00, 0x00, 0x10, 0x00,
+	};
+	struct stag_pkt in = {
+		.opcode = STAG_OP_FLUSH, .pkey = 0xffff, .qpn = 0x11, .ackreq = true, .psn = 5,
+		.flush_type = IB_FLUSH_PERSISTENT, .flush_level = IB_FLUSH_MR,
+		.va = 0x7f0012345000ULL, .rkey = 0xabcdef01, .dmalen = 0x1000,
+	};
+	u8 buf[sizeof(want)];
+	struct stag_pkt out;
+
+	KUNIT_ASSERT_EQ(test, stag_pkt_ops[STAG_OP_FLUSH].hlen, 32);
+	memset(buf, 0, sizeof(buf));
+	stag_pkt_build(buf, &in);
+	KUNIT_EXPECT_MEMEQ(test, buf, want, 32);
+	KUNIT_ASSERT_EQ(test, stag_pkt_parse(want, sizeof(want), &out), 0);
+	KUNIT_EXPECT_TRUE(test, out.flags & STAG_PKT_FLUSH && out.flags & STAG_PKT_REQ);
+	KUNIT_EXPECT_EQ(test, out.flush_type, IB_FLUSH_PERSISTENT);
+	KUNIT_EXPECT_EQ(test, out.flush_level, IB_FLUSH_MR);
+	KUNIT_EXPECT_EQ(test, out.va, in.va);
+	KUNIT_EXPECT_EQ(test, out.rkey, in.rkey);
+	KUNIT_EXPECT_EQ(test, out.dmalen, in.dmalen);
+	KUNIT_EXPECT_EQ(test, out.paylen, 0U);
+}
+
+/*
  * Every opcode the table has: random values in every field its headers
  * carry go out and come back; the length of what is written is the
  * table's, and a payload rides behind.
@@ -234,6 +269,8 @@ static void stag_pkt_every_opcode_round_trip(struct kunit *test)
 		in.va = get_random_u64();
 		in.rkey = get_random_u32();
 		in.dmalen = get_random_u32();
+		in.flush_type = get_random_u8() & STAG_FETH_PLT_MASK;
+		in.flush_level = get_random_u8() & (STAG_FETH_SEL_MASK >> STAG_FETH_SEL_SHIFT);
 		in.swap_add = get_random_u64();
 		in.compare = get_random_u64();
 		in.syndrome = get_random_u8();
@@ -263,6 +300,10 @@ static void stag_pkt_every_opcode_round_trip(struct kunit *test)
 		}
 		if (flags & STAG_PKT_RETH)
 			KUNIT_EXPECT_EQ(test, out.dmalen, in.dmalen);
+		if (flags & STAG_PKT_FETH) {
+			KUNIT_EXPECT_EQ(test, out.flush_type, in.flush_type);
+			KUNIT_EXPECT_EQ(test, out.flush_level, in.flush_level);
+		}
 		if (flags & STAG_PKT_ATMETH) {
 			KUNIT_EXPECT_EQ(test, out.swap_add, in.swap_add);
 			KUNIT_EXPECT_EQ(test, out.compare, in.compare);
@@ -282,8 +323,8 @@ static void stag_pkt_every_opcode_round_trip(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, out.src_qpn, in.src_qpn);
 		}
 	}
-	/* 24 RC (atomic write among them), 12 UC, 2 UD. */
-	KUNIT_EXPECT_EQ(test, n, 38U);
+	/* 25 RC (atomic write and flush among them), 12 UC, 2 UD. */
+	KUNIT_EXPECT_EQ(test, n, 39U);
 }
 
 struct bad_case {
@@ -311,6 +352,10 @@ static const struct bad_case bad_cases[] = {
 	{ "read request with a payload", STAG_OP_READ_REQUEST, 0, 28 + 8 + 4 },
 	{ "UC atomic write (0x3d)", STAG_OP_UC | STAG_OP_ATOMIC_WRITE, 0, 28 + 8 + 4 },
 	{ "atomic write without room for its RETH", STAG_OP_ATOMIC_WRITE, 0, 12 + 15 + 4 },
+	{ "UC flush (0x3c)", STAG_OP_UC | STAG_OP_FLUSH, 0, 32 + 4 },
+	{ "flush with a payload", STAG_OP_FLUSH, 0, 32 + 4 + 4 },
+	{ "flush with pad", STAG_OP_FLUSH, 0x10, 32 + 1 + 4 },
+	{ "flush without room for its RETH", STAG_OP_FLUSH, 0, 12 + 4 + 15 + 4 },
 };
 
 static void bad_case_desc(const struct bad_case *c, char *desc)
@@ -403,6 +448,9 @@ static void stag_pkt_opcode_refuses(struct kunit *test)
 			STAG_OP_READ_REQUEST);
 	/* IBA 1.5's RDMA ATOMIC WRITE, 0x1d as rdma_rxe sends it. */
 	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_RC, IB_WR_ATOMIC_WRITE, true, true), 0x1d);
+	/* And its FLUSH, 0x1c, RC only. */
+	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_RC, IB_WR_FLUSH, true, true), 0x1c);
+	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_UC, IB_WR_FLUSH, true, true), 0xff);
 	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_UD, IB_WR_SEND_WITH_IMM, true, true),
 			STAG_OP_UD | STAG_OP_SEND_ONLY_IMM);
 }
@@ -431,6 +479,7 @@ static struct kunit_case stag_pkt_cases[] = {
 	KUNIT_CASE_PARAM(stag_pkt_icrc_of_rxe_packets, vector_gen_params),
 	KUNIT_CASE(stag_pkt_icrc_sees_corruption),
 	KUNIT_CASE(stag_pkt_parse_rxe_packets),
+	KUNIT_CASE(stag_pkt_flush_layout),
 	KUNIT_CASE(stag_pkt_every_opcode_round_trip),
 	KUNIT_CASE_PARAM(stag_pkt_parse_refuses, bad_gen_params),
 	KUNIT_CASE(stag_pkt_segments_at_every_mtu),

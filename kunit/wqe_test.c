@@ -136,6 +136,72 @@ static void stag_wqe_send_rules(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, wqe->length, (u64)c->num_sge * c->sge_len);
 }
 
+/* One FLUSH WQE: how it is written, and what fetching it must give. */
+struct flush_case {
+	const char *name;
+	enum ib_qp_type type;
+	u8 num_sge;
+	u8 ftype;
+	u8 level;
+	u64 len;
+	enum ib_wc_status expected;
+};
+
+static const struct flush_case flush_cases[] = {
+	{ "global, a range", IB_QPT_RC, 0, IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, 4096, IB_WC_SUCCESS },
+	{ "both types, a whole region of any length", IB_QPT_RC, 0,
+	  IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT, IB_FLUSH_MR, U64_MAX, IB_WC_SUCCESS },
+	{ "a range of 2 GiB", IB_QPT_RC, 0, IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, 1ULL << 31,
+	  IB_WC_SUCCESS },
+	{ "a range of 2 GiB + 1", IB_QPT_RC, 0, IB_FLUSH_GLOBAL, IB_FLUSH_RANGE,
+	  (1ULL << 31) + 1, IB_WC_LOC_LEN_ERR },
+	{ "type 0", IB_QPT_RC, 0, 0, IB_FLUSH_RANGE, 8, IB_WC_LOC_QP_OP_ERR },
+	{ "type 4", IB_QPT_RC, 0, 4, IB_FLUSH_RANGE, 8, IB_WC_LOC_QP_OP_ERR },
+	{ "selectivity 2", IB_QPT_RC, 0, IB_FLUSH_GLOBAL, 2, 8, IB_WC_LOC_QP_OP_ERR },
+	{ "naming an sge", IB_QPT_RC, 1, IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, 8, IB_WC_LOC_QP_OP_ERR },
+	{ "UC", IB_QPT_UC, 0, IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, 8, IB_WC_LOC_QP_OP_ERR },
+	{ "UD", IB_QPT_UD, 0, IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, 8, IB_WC_LOC_QP_OP_ERR },
+};
+
+static void flush_case_desc(const struct flush_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(flush, flush_cases, flush_case_desc);
+
+/* A FLUSH names no buffers and moves no byte; its fields are checked as fetched. */
+static void stag_wqe_flush_rules(struct kunit *test)
+{
+	const struct flush_case *c = test->param_value;
+	struct stag_wqe_limits lim = {
+		.type = c->type, .user = true, .max_sge = LIM_SGE, .max_inline = LIM_INLINE,
+	};
+	struct stag_swqe *wqe = kunit_kzalloc(test, sizeof(*wqe), GFP_KERNEL);
+	u8 *slot = kunit_kzalloc(test, slot_size(), GFP_KERNEL);
+	struct stag_send_wqe *hdr = (struct stag_send_wqe *)slot;
+
+	KUNIT_ASSERT_NOT_NULL(test, wqe);
+	KUNIT_ASSERT_NOT_NULL(test, slot);
+	hdr->wr_id = 0x1234;
+	hdr->opcode = IB_WR_FLUSH;
+	hdr->num_sge = c->num_sge;
+	hdr->wr.flush.remote_addr = 0x7f0000001000ULL;
+	hdr->wr.flush.length = c->len;
+	hdr->wr.flush.rkey = 0x1234567;
+	hdr->wr.flush.type = c->ftype;
+	hdr->wr.flush.level = c->level;
+	KUNIT_EXPECT_EQ(test, stag_wqe_fetch_send(&lim, slot, slot_size(), wqe), c->expected);
+	if (c->expected != IB_WC_SUCCESS)
+		return;
+	KUNIT_EXPECT_EQ(test, wqe->length, 0ULL);
+	KUNIT_EXPECT_EQ(test, wqe->hdr.wr.flush.length, c->len);
+	KUNIT_EXPECT_EQ(test, wqe->hdr.wr.flush.type, c->ftype);
+	KUNIT_EXPECT_EQ(test, wqe->hdr.wr.flush.level, c->level);
+	KUNIT_EXPECT_TRUE(test, stag_wqe_is_rd_atomic(IB_WR_FLUSH));
+	KUNIT_EXPECT_EQ(test, stag_wqe_wc_opcode(IB_WR_FLUSH), IB_WC_FLUSH);
+}
+
 /* What the kernel uses is its copy: a later write to the slot changes nothing. */
 static void stag_wqe_send_copied_once(struct kunit *test)
 {
@@ -322,6 +388,7 @@ static void stag_queue_geometry(struct kunit *test)
 
 static struct kunit_case stag_wqe_cases[] = {
 	KUNIT_CASE_PARAM(stag_wqe_send_rules, send_gen_params),
+	KUNIT_CASE_PARAM(stag_wqe_flush_rules, flush_gen_params),
 	KUNIT_CASE(stag_wqe_send_copied_once),
 	KUNIT_CASE(stag_wqe_send_inline_copied),
 	KUNIT_CASE(stag_wqe_send_bounded_by_slot),

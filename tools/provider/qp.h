@@ -50,7 +50,18 @@ int stag_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 				 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 				 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |			     \
 				 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |	     \
-				 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE)
+				 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE | \
+				 STAG_QP_EX_WITH_FLUSH)
+
+/*
+ * ibv_wr_flush() is rdma-core 45's: the provider built against an older
+ * one (Debian 12's 44) has no slot for it (the Makefile probes).
+ */
+#ifdef STAG_HAVE_WR_FLUSH
+#define STAG_QP_EX_WITH_FLUSH	IBV_QP_EX_WITH_FLUSH
+#else
+#define STAG_QP_EX_WITH_FLUSH	0
+#endif
 
 void stag_qp_set_ex_ops(struct stag_qp *qp);
 int stag_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

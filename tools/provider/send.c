@@ -433,6 +433,23 @@ static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remot
 		wqe_set_atomic_write(wqe, rkey, remote_addr, atomic_wr);
 }
 
+#ifdef STAG_HAVE_WR_FLUSH
+/* A FLUSH: its target, placement type and selectivity, and no buffers. */
+static void wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr, size_t len,
+		     uint8_t type, uint8_t level)
+{
+	struct stag_send_wqe *wqe = wr_new(qpx, IBV_WR_FLUSH);
+
+	if (!wqe)
+		return;
+	wqe->wr.flush.remote_addr = remote_addr;
+	wqe->wr.flush.length = len;
+	wqe->wr.flush.rkey = rkey;
+	wqe->wr.flush.type = type;
+	wqe->wr.flush.level = level;
+}
+#endif
+
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	struct stag_send_wqe *wqe = wr_new(qpx, IBV_WR_LOCAL_INV);
@@ -548,6 +565,9 @@ void stag_qp_set_ex_ops(struct stag_qp *qp)
 	qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	qpx->wr_atomic_write = wr_atomic_write;
+#ifdef STAG_HAVE_WR_FLUSH
+	qpx->wr_flush = wr_flush;
+#endif
 	qpx->wr_local_inv = wr_local_inv;
 	qpx->wr_bind_mw = wr_bind_mw;
 	qpx->wr_set_ud_addr = wr_set_ud_addr;

@@ -149,6 +149,14 @@ struct stag_send_wqe {
 			__u32 reserved;
 		} atomic;
 		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 length;
+			__u32 rkey;
+			__u8 type;		/* IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT */
+			__u8 level;		/* IB_FLUSH_RANGE or IB_FLUSH_MR */
+			__u16 reserved;
+		} flush;
+		struct {
 			__u32 ah;		/* ah_num from the create_ah response */
 			__u32 remote_qpn;
 			__u32 remote_qkey;

@@ -68,14 +68,27 @@ static inline struct ib_udata *stag_create_cq_udata(stag_create_cq_arg_t *udata)
 #endif
 
 /*
- * 6.2 added RDMA Atomic Write (IBA 1.5): its send and completion opcodes
- * and the device capability. stag takes it on every kernel; before 6.2
- * only its own rings carry it, with the values the verbs ABI gives it.
+ * 6.2 added RDMA Atomic Write and FLUSH (IBA 1.5): their send and
+ * completion opcodes, the device capabilities, FLUSH's placement types
+ * and selectivities and the regions' rights to it. stag takes both on
+ * every kernel; before 6.2 only its own rings carry them, with the values
+ * the verbs ABI gives them (and uverbs refuses a region with the flush
+ * rights, so a flush there is always refused for want of them).
  */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+#define IB_WR_FLUSH			14
 #define IB_WR_ATOMIC_WRITE		15
+#define IB_WC_FLUSH			8
 #define IB_WC_ATOMIC_WRITE		9
+#define IB_DEVICE_FLUSH_GLOBAL		BIT_ULL(38)
+#define IB_DEVICE_FLUSH_PERSISTENT	BIT_ULL(39)
 #define IB_DEVICE_ATOMIC_WRITE		BIT_ULL(40)
+#define IB_ACCESS_FLUSH_GLOBAL		BIT(8)
+#define IB_ACCESS_FLUSH_PERSISTENT	BIT(9)
+#define IB_FLUSH_GLOBAL			BIT(0)
+#define IB_FLUSH_PERSISTENT		BIT(1)
+#define IB_FLUSH_RANGE			0
+#define IB_FLUSH_MR			1
 #endif
 
 /*

@@ -15,7 +15,9 @@
 #include "trace.h"
 
 /* Rights a requester can ask for; local read is always granted. */
-#define STAG_GATE_REMOTE (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+#define STAG_GATE_REMOTE (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
+			  IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_FLUSH_GLOBAL | \
+			  IB_ACCESS_FLUSH_PERSISTENT)
 #define STAG_GATE_RIGHTS (IB_ACCESS_LOCAL_WRITE | STAG_GATE_REMOTE)
 
 /**
@@ -91,6 +93,39 @@ static void count_refusal(struct stag_tpt *tpt, int err)
 	atomic64_inc(&tpt->refused[why]);
 }
 
+/*
+ * Looks @key up and checks it for [@addr, @addr + *@len), or with @whole
+ * for all of the entry, from its first byte, *@len then set to its
+ * length. On success the entry stays referenced in @ref.
+ */
+static int enter(struct stag_tpt *tpt, u32 key, const struct stag_gate_who *who, int access,
+		 u64 addr, u64 *len, bool whole, struct stag_gate_ref *ref)
+{
+	struct stag_tpt_entry *e;
+	int ret = -ENOENT;
+
+	e = stag_tpt_lookup(tpt, key);
+	if (e) {
+		if (whole) {
+			addr = READ_ONCE(e->iova);
+			*len = READ_ONCE(e->length);
+		}
+		ret = stag_gate_check(e, key, who, access, addr, *len);
+	}
+	if (ret) {
+		if (e)
+			stag_tpt_put(e);
+		count_refusal(tpt, ret);
+		trace_stag_gate_refused(who->pd ? who->pd->device : NULL, who->qpn, key, ret,
+					access, addr, *len);
+		return ret;
+	}
+	ref->entry = e;
+	ref->key = key;
+	ref->offset = addr - e->iova + e->pages_offset;
+	return 0;
+}
+
 /**
  * stag_gate_enter() - check an access and pin what it names
  * @tpt: the device's table
@@ -115,30 +150,38 @@ static void count_refusal(struct stag_tpt *tpt, int err)
 int stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct stag_gate_who *who, int access,
 		    u64 addr, u64 len, struct stag_gate_ref *ref)
 {
-	struct stag_tpt_entry *e;
-	int ret;
-
 	ref->entry = NULL;
 	ref->offset = 0;
 	if (!len)
 		return 0;
-
-	e = stag_tpt_lookup(tpt, key);
-	ret = e ? stag_gate_check(e, key, who, access, addr, len) : -ENOENT;
-	if (ret) {
-		if (e)
-			stag_tpt_put(e);
-		count_refusal(tpt, ret);
-		trace_stag_gate_refused(who->pd ? who->pd->device : NULL, who->qpn, key, ret,
-					access, addr, len);
-		return ret;
-	}
-	ref->entry = e;
-	ref->key = key;
-	ref->offset = addr - e->iova + e->pages_offset;
-	return 0;
+	return enter(tpt, key, who, access, addr, &len, false, ref);
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_gate_enter);
+
+/**
+ * stag_gate_enter_whole() - check an access to all that a key names
+ * @tpt: the device's table
+ * @key: the R_Key presented
+ * @who: the PD and QP number of the QP making the access
+ * @access: the IB_ACCESS_* rights the access needs
+ * @len: set to the number of bytes checked, from the entry's first
+ * @ref: filled on success; its entry is set even for an empty one
+ *
+ * A FLUSH of a whole region (IBA A19.4.1.2, the region selectivity) names
+ * a key and no range: the bounds checked are the entry's own, as it has
+ * them when it is checked. Everything else is stag_gate_enter()'s.
+ *
+ * Return: 0 or the errno of the failed check (see stag_gate_check()).
+ */
+int stag_gate_enter_whole(struct stag_tpt *tpt, u32 key, const struct stag_gate_who *who,
+			  int access, u64 *len, struct stag_gate_ref *ref)
+{
+	ref->entry = NULL;
+	ref->offset = 0;
+	*len = 0;
+	return enter(tpt, key, who, access, 0, len, true, ref);
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_gate_enter_whole);
 
 void stag_gate_exit(struct stag_gate_ref *ref)
 {

@@ -28,9 +28,11 @@
  * Return: 0; -EINVAL for a flag the verbs do not define, or for remote
  * write or remote atomic without local write (IBA 10.6.3.2: a region the
  * remote side may write must be locally writable); -EOPNOTSUPP for a
- * defined flag stag does not implement (huge-page hints, flush targets,
- * the ZERO_BASED flag: zero-based regions are registered with iova 0
- * instead). IB_ACCESS_ON_DEMAND passes: only user regions take it.
+ * defined flag stag does not implement (huge-page hints, the ZERO_BASED
+ * flag: zero-based regions are registered with iova 0 instead).
+ * IB_ACCESS_ON_DEMAND passes: only user regions take it.
+ * IB_ACCESS_FLUSH_PERSISTENT passes: the registration checks its pages
+ * (stag_pages_persistent()).
  */
 int stag_mr_check_access(int access)
 {
@@ -143,6 +145,9 @@ struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access)
 		return ERR_PTR(ret);
 	if (access & IB_ACCESS_ON_DEMAND)
 		return ERR_PTR(-EOPNOTSUPP);
+	/* All of kernel memory is not persistent. */
+	if (access & IB_ACCESS_FLUSH_PERSISTENT)
+		return ERR_PTR(-EINVAL);
 	mr = mr_alloc(ibpd, access, false);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
@@ -197,6 +202,11 @@ static struct ib_mr *user_mr_create(struct ib_pd *ibpd, u64 start, u64 length, u
 			goto err_free_mr;
 		pages->pinned_stat = &sdev->pinned_pages;
 		atomic64_add(pages->npages, pages->pinned_stat);
+	}
+	/* As rdma_rxe: the persistent right only over persistent memory. */
+	if (access & IB_ACCESS_FLUSH_PERSISTENT && !stag_pages_persistent(pages)) {
+		ret = -EINVAL;
+		goto err_put_pages;
 	}
 	mr->user_start = start;
 	/* The core sets these after reg_user_mr, but not after rereg. */
@@ -277,6 +287,11 @@ static struct ib_mr *rereg_in_place(struct stag_mr *mr, int flags, int access,
 			return ERR_PTR(ret);
 		pages->pinned_stat = &sdev->pinned_pages;
 		atomic64_add(pages->npages, pages->pinned_stat);
+	}
+	if (access & IB_ACCESS_FLUSH_PERSISTENT && !stag_pages_persistent(pages ?: e->pages)) {
+		if (pages)
+			stag_pages_put(pages);
+		return ERR_PTR(-EINVAL);
 	}
 
 	/* stag_tpt_invalidate() wants its caller to hold a reference. */
@@ -729,7 +744,7 @@ enum ib_wc_status stag_mr_fast_reg(struct stag_qp *qp, const struct stag_reg_wr 
 		return IB_WC_LOC_PROT_ERR;
 	if (stag_key_index(reg->key) != stag_key_index(e->key) ||
 	    stag_tpt_state(e) == STAG_TPT_VALID || stag_mr_check_access(reg->access) ||
-	    reg->access & IB_ACCESS_ON_DEMAND)
+	    reg->access & (IB_ACCESS_ON_DEMAND | IB_ACCESS_FLUSH_PERSISTENT))
 		return IB_WC_LOC_QP_OP_ERR;
 
 	/*

@@ -6,6 +6,7 @@
  * (and dirtied if writable) when the last region sharing the list lets go.
  */
 
+#include <linux/ioport.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
@@ -328,6 +329,33 @@ struct page *stag_pages_page(const struct stag_pages *pages, u64 pgidx)
 	return NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_pages_page);
+
+/**
+ * stag_pages_persistent() - is every page of a list persistent memory?
+ * @pages: the list
+ *
+ * A region may take the right to persistent FLUSHes only over persistent
+ * memory (IBA A19.4.1.1): a write-back of the CPU caches makes nothing
+ * else persistent. Pages paged on demand are not known before they fault.
+ *
+ * Return: true when every run lies in persistent memory.
+ */
+bool stag_pages_persistent(const struct stag_pages *pages)
+{
+	u32 i;
+
+	if (pages->odp)
+		return false;
+	for (i = 0; i < pages->nruns; i++) {
+		u64 run = pages->runs[i];
+
+		if (region_intersects(PFN_PHYS(stag_run_pfn(run)), stag_run_len(run) << PAGE_SHIFT,
+				      IORESOURCE_MEM, IORES_DESC_PERSISTENT_MEMORY) !=
+		    REGION_INTERSECTS)
+			return false;
+	}
+	return true;
+}
 
 /**
  * stag_pages_size() - bytes of kernel memory the list takes

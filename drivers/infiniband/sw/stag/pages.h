@@ -48,6 +48,7 @@ struct stag_pages *stag_pages_from_runs(const u64 *runs, u32 nruns, int *err);
 struct page *stag_pages_page(const struct stag_pages *pages, u64 pgidx);
 void stag_pages_put(struct stag_pages *pages);
 size_t stag_pages_size(const struct stag_pages *pages);
+bool stag_pages_persistent(const struct stag_pages *pages);
 
 static inline void stag_pages_get(struct stag_pages *pages)
 {

@@ -70,6 +70,7 @@ const struct stag_pkt_op stag_pkt_ops[256] = {
 	[STAG_OP_RC | STAG_OP_ATOMIC_ACK] = { H(ATOMIC_ACK) | ONLY | H(AETH) | H(ATMACK), 24 },
 	[STAG_OP_RC | STAG_OP_CMP_SWAP] = { H(REQ) | H(ATOMIC) | ONLY | H(ATMETH), 40 },
 	[STAG_OP_RC | STAG_OP_FETCH_ADD] = { H(REQ) | H(ATOMIC) | ONLY | H(ATMETH), 40 },
+	[STAG_OP_RC | STAG_OP_FLUSH] = { H(REQ) | H(FLUSH) | ONLY | H(FETH) | H(RETH), 32 },
 	[STAG_OP_RC | STAG_OP_ATOMIC_WRITE] = {
 		H(REQ) | H(ATOMIC_WRITE) | ONLY | H(RETH) | H(PAYLOAD), 28 },
 	[STAG_OP_RC | STAG_OP_SEND_LAST_INV] = { SEND_PKT | H(END) | H(COMP) | H(IETH), 16 },
@@ -144,6 +145,12 @@ int stag_pkt_parse(const void *hdr, u32 len, struct stag_pkt *p)
 		p->src_qpn = get_unaligned_be32(x + 4) & STAG_PSN_MASK;
 		x += STAG_DETH_LEN;
 	}
+	if (p->flags & STAG_PKT_FETH) {
+		w = get_unaligned_be32(x);
+		p->flush_type = w & STAG_FETH_PLT_MASK;
+		p->flush_level = (w & STAG_FETH_SEL_MASK) >> STAG_FETH_SEL_SHIFT;
+		x += STAG_FETH_LEN;
+	}
 	if (p->flags & STAG_PKT_RETH) {
 		p->va = get_unaligned_be64(x);
 		p->rkey = get_unaligned_be32(x + 8);
@@ -202,6 +209,11 @@ void stag_pkt_build(void *hdr, const struct stag_pkt *p)
 		put_unaligned_be32(p->src_qpn & STAG_PSN_MASK, x + 4);
 		x += STAG_DETH_LEN;
 	}
+	if (flags & STAG_PKT_FETH) {
+		put_unaligned_be32((p->flush_type & STAG_FETH_PLT_MASK) |
+				   (p->flush_level << STAG_FETH_SEL_SHIFT & STAG_FETH_SEL_MASK), x);
+		x += STAG_FETH_LEN;
+	}
 	if (flags & STAG_PKT_RETH) {
 		put_unaligned_be64(p->va, x);
 		put_unaligned_be32(p->rkey, x + 8);
@@ -250,8 +262,8 @@ static u8 seq_op(u8 first_op, bool first, bool last, u8 last_op, u8 only_op)
  * @last: the packet is the message's last
  *
  * Immediate data and invalidation ride on the last packet, as IBA 9.4.1
- * orders. A read request, an atomic, an atomic write and a UD send are
- * always one packet.
+ * orders. A read request, an atomic, an atomic write, a flush and a UD
+ * send are always one packet.
  *
  * Return: the opcode, or 0xff when @class has no packet for the message
  * (UC has no read, atomic or invalidate; UD sends only, in one packet).
@@ -291,6 +303,9 @@ u8 stag_pkt_opcode(u8 class, u8 wr_opcode, bool first, bool last)
 		break;
 	case IB_WR_ATOMIC_WRITE:
 		op = STAG_OP_ATOMIC_WRITE;
+		break;
+	case IB_WR_FLUSH:
+		op = STAG_OP_FLUSH;
 		break;
 	default:
 		return 0xff;

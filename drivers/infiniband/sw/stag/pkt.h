@@ -23,6 +23,7 @@ struct sk_buff;
 #define STAG_IETH_LEN		4
 #define STAG_DETH_LEN		8
 #define STAG_ICRC_LEN		4
+#define STAG_FETH_LEN		4
 /* The longest run of transport headers an opcode has: BTH and AtomicETH. */
 #define STAG_HDR_MAX		(STAG_BTH_LEN + STAG_ATMETH_LEN)
 
@@ -61,6 +62,7 @@ enum stag_opcode {
 	STAG_OP_FETCH_ADD		= 0x14,
 	STAG_OP_SEND_LAST_INV		= 0x16,
 	STAG_OP_SEND_ONLY_INV		= 0x17,
+	STAG_OP_FLUSH			= 0x1c,	/* IBA 1.5, RC only */
 	STAG_OP_ATOMIC_WRITE		= 0x1d,	/* IBA 1.5, RC only */
 };
 
@@ -87,6 +89,8 @@ enum stag_pkt_flag {
 	STAG_PKT_RECV		= BIT(18),	/* takes a receive WQE */
 	STAG_PKT_COMP		= BIT(19),	/* completes a receive */
 	STAG_PKT_ATOMIC_WRITE	= BIT(20),	/* answered by an empty READ_RESP_ONLY */
+	STAG_PKT_FETH		= BIT(21),
+	STAG_PKT_FLUSH		= BIT(22),	/* answered as an atomic write is */
 };
 
 struct stag_pkt_op {
@@ -108,6 +112,15 @@ extern const struct stag_pkt_op stag_pkt_ops[256];
 #define STAG_NAK_REM_OP		0x63
 
 /*
+ * The FLUSH extended transport header (IBA 1.5, 9.3.5): the placement
+ * type in bits 3-0 (IB_FLUSH_GLOBAL, IB_FLUSH_PERSISTENT), the
+ * selectivity in bits 5-4 (IB_FLUSH_RANGE, IB_FLUSH_MR).
+ */
+#define STAG_FETH_PLT_MASK	0x0f
+#define STAG_FETH_SEL_MASK	0x30
+#define STAG_FETH_SEL_SHIFT	4
+
+/*
  * A packet's transport headers, decoded. Only the fields of the headers
  * its opcode carries mean anything.
  */
@@ -125,6 +138,8 @@ struct stag_pkt {
 	u64 va;			/* RETH or AtomicETH */
 	u32 rkey;
 	u32 dmalen;		/* RETH */
+	u8 flush_type;		/* FETH: its placement type */
+	u8 flush_level;		/* and selectivity */
 	u64 swap_add;		/* AtomicETH */
 	u64 compare;
 	u8 syndrome;		/* AETH */

@@ -429,7 +429,8 @@ VISIBLE_IF_KUNIT int stag_qp_check_attr(const struct stag_qp *qp, const struct i
 	if (mask & IB_QP_ACCESS_FLAGS &&
 	    attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 				      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
-				      IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND))
+				      IB_ACCESS_MW_BIND | IB_ACCESS_ON_DEMAND |
+				      IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT))
 		return -EINVAL;
 	if (mask & IB_QP_TIMEOUT && attr->timeout > 31)
 		return -EINVAL;

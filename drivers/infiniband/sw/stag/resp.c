@@ -362,6 +362,44 @@ static enum stag_resp_result do_atomic_write(struct stag_qp *dst, struct stag_ms
 				&orig);
 }
 
+/**
+ * stag_resp_do_flush() - execute a FLUSH, for loopback and the wire alike
+ * @dst: the QP the request arrived at, its resp_mutex held
+ * @rkey: the R_Key
+ * @addr: the first byte of the range
+ * @len: its length
+ * @type: the placement type (IB_FLUSH_GLOBAL, IB_FLUSH_PERSISTENT)
+ * @level: the selectivity (IB_FLUSH_RANGE, IB_FLUSH_MR)
+ *
+ * The QP must have been given the flush rights of every type asked for;
+ * as rdma_rxe, a QP without them takes no FLUSH at all: an invalid
+ * request. The key then needs them too, from the gate.
+ *
+ * Return: STAG_RESP_ACK; STAG_RESP_NAK_INV_REQ for an unknown type or
+ * selectivity or a QP without the rights; STAG_RESP_NAK_ACCESS when the
+ * gate refuses.
+ */
+enum stag_resp_result stag_resp_do_flush(struct stag_qp *dst, u32 rkey, u64 addr, u64 len,
+					 u8 type, u8 level)
+{
+	struct stag_dev *sdev = to_stag_dev(dst->ibqp.device);
+	struct stag_gate_who who = stag_qp_who(dst);
+	int need = 0;
+
+	if (!type || type & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT) || level > IB_FLUSH_MR)
+		return STAG_RESP_NAK_INV_REQ;
+	if (type & IB_FLUSH_GLOBAL)
+		need |= IB_ACCESS_FLUSH_GLOBAL;
+	if (type & IB_FLUSH_PERSISTENT)
+		need |= IB_ACCESS_FLUSH_PERSISTENT;
+	if ((READ_ONCE(dst->attr.qp_access_flags) & need) != need)
+		return STAG_RESP_NAK_INV_REQ;
+	if (stag_sgl_flush(dst->rq.remote, &sdev->tpt, &who, rkey, addr, len, type,
+			   level == IB_FLUSH_MR))
+		return STAG_RESP_NAK_ACCESS;
+	return STAG_RESP_ACK;
+}
+
 /*
  * An RC or UC QP hears only its connected peer: the QP its dest_qp_num
  * names, at its destination GID, sending to its own source GID. On
@@ -427,6 +465,11 @@ enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *ms
 		res = do_atomic(dst, msg);
 	else if (stag_wqe_is_atomic_write(op))
 		res = do_atomic_write(dst, msg);
+	else if (stag_wqe_is_flush(op))
+		res = stag_resp_do_flush(dst, msg->wqe->hdr.wr.flush.rkey,
+					 msg->wqe->hdr.wr.flush.remote_addr,
+					 msg->wqe->hdr.wr.flush.length, msg->wqe->hdr.wr.flush.type,
+					 msg->wqe->hdr.wr.flush.level);
 	else
 		res = STAG_RESP_NAK_INV_REQ;
 

@@ -44,5 +44,7 @@ enum stag_resp_result stag_resp_get_remote(struct stag_qp *dst, u32 rkey, u64 ad
 					   int access);
 enum stag_resp_result stag_resp_atomic(struct stag_qp *dst, u32 rkey, u64 addr, int access,
 				       u8 opcode, u64 compare_add, u64 swap, u64 *orig);
+enum stag_resp_result stag_resp_do_flush(struct stag_qp *dst, u32 rkey, u64 addr, u64 len,
+					 u8 type, u8 level);
 
 #endif /* _STAG_RESP_H */

@@ -160,6 +160,13 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 		p->va = wqe->hdr.wr.atomic.remote_addr;
 		p->rkey = wqe->hdr.wr.atomic.rkey;
 		p->dmalen = wqe->length;
+	} else if (stag_wqe_is_flush(op)) {
+		/* No payload (IBA oA19-2); a whole region's range is not looked at. */
+		p->va = wqe->hdr.wr.flush.remote_addr;
+		p->rkey = wqe->hdr.wr.flush.rkey;
+		p->dmalen = lower_32_bits(wqe->hdr.wr.flush.length);
+		p->flush_type = wqe->hdr.wr.flush.type;
+		p->flush_level = wqe->hdr.wr.flush.level;
 	} else if (stag_wqe_is_atomic(op)) {
 		p->va = wqe->hdr.wr.atomic.remote_addr;
 		p->rkey = wqe->hdr.wr.atomic.rkey;
@@ -552,11 +559,12 @@ static int place(struct stag_qp *qp, struct stag_send *s, u64 off, const struct 
 }
 
 /*
- * An atomic write's answer: a READ_RESP_ONLY without payload at its PSN
- * (as rdma_rxe answers one). Anything else answers nothing of it.
+ * An atomic write's or a flush's answer: a READ_RESP_ONLY without payload
+ * at its PSN (as rdma_rxe answers them). Anything else answers nothing of
+ * it.
  */
-static void on_atomic_write_response(struct stag_qp *qp, struct stag_send *s,
-				     const struct stag_pkt *p)
+static void on_bufferless_response(struct stag_qp *qp, struct stag_send *s,
+				   const struct stag_pkt *p)
 {
 	if ((p->opcode & ~STAG_OP_CLASS_MASK) != STAG_OP_READ_RESP_ONLY ||
 	    p->psn != s->first_psn || p->paylen) {
@@ -582,13 +590,13 @@ static void on_read_response(struct stag_qp *qp, const struct sk_buff *skb,
 	u64 left;
 
 	if (!s || (s->wqe.hdr.opcode != IB_WR_RDMA_READ &&
-		   !stag_wqe_is_atomic_write(s->wqe.hdr.opcode)) ||
+		   !stag_wqe_is_bufferless(s->wqe.hdr.opcode)) ||
 	    stag_psn_cmp(p->psn, s->first_psn) < 0 || stag_psn_cmp(p->psn, s->last_psn) > 0)
 		return;
 	if (p->flags & STAG_PKT_AETH && (p->syndrome & STAG_AETH_TYPE_MASK) != STAG_AETH_ACK)
 		return;
-	if (stag_wqe_is_atomic_write(s->wqe.hdr.opcode)) {
-		on_atomic_write_response(qp, s, p);
+	if (stag_wqe_is_bufferless(s->wqe.hdr.opcode)) {
+		on_bufferless_response(qp, s, p);
 		return;
 	}
 	/* It answers the read: everything before the read arrived. */

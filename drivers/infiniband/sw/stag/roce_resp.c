@@ -8,7 +8,8 @@
  * duplicate: a SEND or WRITE is acknowledged again; a READ is answered
  * again from its responder resource, if it names the same R_Key and a
  * part of what it asked first, through the gate again; an ATOMIC gets the
- * result it had and is not executed twice, nor is an ATOMIC WRITE. ACKs
+ * result it had and is not executed twice, nor is an ATOMIC WRITE or a
+ * FLUSH. ACKs
  * are coalesced: one, for the last packet of a batch that asked for one,
  * goes out before anything else the responder sends (a read response, an
  * atomic result, a NAK).
@@ -418,8 +419,8 @@ static enum stag_resp_result recv_atomic(struct stag_qp *qp, const struct stag_p
 	return STAG_RESP_ACK;
 }
 
-/* The answer to an atomic write: a read response with nothing in it. */
-static void send_atomic_write_ack(struct stag_qp *qp, u32 psn)
+/* The answer to an atomic write or a flush: a read response with nothing in it. */
+static void send_bufferless_ack(struct stag_qp *qp, u32 psn)
 {
 	flush_ack(qp);
 	send_aeth(qp, STAG_OP_READ_RESP_ONLY, STAG_AETH_ACK | STAG_AETH_CREDITS_NONE, psn, 0);
@@ -445,7 +446,25 @@ static enum stag_resp_result recv_atomic_write(struct stag_qp *qp, const struct 
 	if (res != STAG_RESP_ACK)
 		return res;
 	keep_atomic(qp, p, 0);
-	send_atomic_write_ack(qp, p->psn);
+	send_bufferless_ack(qp, p->psn);
+	return STAG_RESP_ACK;
+}
+
+/*
+ * A FLUSH (IBA 1.5): through the gate with the flush rights, executed
+ * once; a duplicate is answered again without a second flush.
+ */
+static enum stag_resp_result recv_flush(struct stag_qp *qp, const struct stag_pkt *p)
+{
+	enum stag_resp_result res;
+
+	if (!READ_ONCE(qp->attr.max_dest_rd_atomic))
+		return STAG_RESP_NAK_INV_REQ;
+	res = stag_resp_do_flush(qp, p->rkey, p->va, p->dmalen, p->flush_type, p->flush_level);
+	if (res != STAG_RESP_ACK)
+		return res;
+	keep_atomic(qp, p, 0);
+	send_bufferless_ack(qp, p->psn);
 	return STAG_RESP_ACK;
 }
 
@@ -569,13 +588,13 @@ static void duplicate(struct stag_qp *qp, const struct stag_pkt *p)
 	r = stag_rdres_find(&rr->res, nres(qp), p->psn);
 	if (!r)
 		return;
-	if (p->flags & (STAG_PKT_ATOMIC | STAG_PKT_ATOMIC_WRITE)) {
+	if (p->flags & (STAG_PKT_ATOMIC | STAG_PKT_ATOMIC_WRITE | STAG_PKT_FLUSH)) {
 		if (!r->atomic || r->first_psn != p->psn || r->opcode != p->opcode)
 			return;
 		if (p->flags & STAG_PKT_ATOMIC)
 			send_atomic_ack(qp, p->psn, r->orig);
 		else
-			send_atomic_write_ack(qp, p->psn);
+			send_bufferless_ack(qp, p->psn);
 		return;
 	}
 	/* A read asked again: the same key, the rest of what it asked first. */
@@ -646,6 +665,8 @@ static void rc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 		res = recv_atomic(qp, p);
 	else if (p->flags & STAG_PKT_ATOMIC_WRITE)
 		res = recv_atomic_write(qp, skb, p);
+	else if (p->flags & STAG_PKT_FLUSH)
+		res = recv_flush(qp, p);
 	else if (p->flags & STAG_PKT_SEND)
 		res = recv_send(qp, skb, p);
 	else
@@ -654,7 +675,7 @@ static void rc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 		refuse(qp, p, res);
 		return;
 	}
-	if (p->flags & (STAG_PKT_READ | STAG_PKT_ATOMIC | STAG_PKT_ATOMIC_WRITE))
+	if (p->flags & (STAG_PKT_READ | STAG_PKT_ATOMIC | STAG_PKT_ATOMIC_WRITE | STAG_PKT_FLUSH))
 		return;
 	rr->epsn = stag_psn_add(p->psn, 1);
 	rr->op = p->flags & STAG_PKT_END ? NO_OP : p->opcode;

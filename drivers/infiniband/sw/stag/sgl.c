@@ -3,7 +3,8 @@
  * Scatter/gather lists over gate references, and the copies between them.
  *
  * Every byte the data path moves goes through stag_sgl_copy(),
- * stag_sgl_write() or stag_sgl_atomic(), from and to entries that
+ * stag_sgl_write() or stag_sgl_atomic(), and every FLUSH through
+ * stag_sgl_flush(), from and to entries that
  * stag_gate_enter() checked and still holds. Before each page-sized chunk
  * the entries are checked again to still be valid under the key that was
  * presented: an access in flight when its region or window is invalidated
@@ -12,6 +13,7 @@
  */
 
 #include <linux/highmem.h>
+#include <linux/libnvdimm.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
@@ -542,4 +544,86 @@ int stag_sgl_atomic(struct stag_sgl *target, u8 opcode, u64 compare_add, u64 swa
 		if (ret)
 			return ret;
 	}
+}
+
+/*
+ * Writes the CPU caches over a list back to the persistent memory under
+ * it. Only pinned regions have the persistent right (stag_mr checks every
+ * page when it registers one), so no page is missing here.
+ */
+static int wb_pmem(const struct stag_sgl *sgl)
+{
+	u64 len = sgl->length, n;
+	struct cursor c;
+	void *p;
+
+	cursor_init(&c, sgl, 0, false);
+	while (len) {
+		p = cursor_map(&c, len, &n);
+		if (IS_ERR(p))
+			return PTR_ERR(p);
+		arch_wb_cache_pmem(p, n);
+		cursor_unmap(&c, p);
+		cursor_advance(&c, n);
+		len -= n;
+		cond_resched();
+	}
+	return 0;
+}
+
+/**
+ * stag_sgl_flush() - a FLUSH (IBA 1.5, A19.4): its target through the
+ * gate, then what its placement type asks for
+ * @sgl: the responder's target list; empty again on return
+ * @tpt: the table the key belongs to
+ * @who: the QP the request arrived at
+ * @key: the R_Key
+ * @addr: the first byte of the range
+ * @len: its length
+ * @type: IB_FLUSH_GLOBAL, IB_FLUSH_PERSISTENT or both
+ * @whole: the region selectivity (IB_FLUSH_MR): all that @key names, from
+ *	its first byte; @addr and @len are not looked at
+ *
+ * stag places every byte a WRITE or an atomic moves with CPU stores, and
+ * answers it only after: a FLUSH, which its QP executes after them, finds
+ * them placed, and a write barrier orders them before its own answer.
+ * That is global visibility. Persistence needs the CPU caches over the
+ * range written back to the persistent memory under it, page by page.
+ *
+ * Context: process context; sleeps.
+ * Return: 0; the gate's errno, the rights checked being
+ * IB_ACCESS_FLUSH_GLOBAL and IB_ACCESS_FLUSH_PERSISTENT for the types
+ * asked; -EACCES for a region invalidated during the write-back.
+ */
+int stag_sgl_flush(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct stag_gate_who *who,
+		   u32 key, u64 addr, u64 len, u8 type, bool whole)
+{
+	struct stag_sgl_ent *ent = &sgl->ent[0];
+	int access = 0, ret;
+
+	if (type & IB_FLUSH_GLOBAL)
+		access |= IB_ACCESS_FLUSH_GLOBAL;
+	if (type & IB_FLUSH_PERSISTENT)
+		access |= IB_ACCESS_FLUSH_PERSISTENT;
+	sgl->num = 0;
+	sgl->length = 0;
+	sgl->kbuf = NULL;
+	if (whole)
+		ret = stag_gate_enter_whole(tpt, key, who, access, &len, &ent->ref);
+	else
+		ret = stag_gate_enter(tpt, key, who, access, addr, len, &ent->ref);
+	if (ret)
+		return ret;
+	if (ent->ref.entry) {
+		stag_tpt_access_begin();
+		ent->len = len;
+		sgl->length = len;
+		sgl->num = 1;
+	}
+	if (type & IB_FLUSH_PERSISTENT)
+		ret = wb_pmem(sgl);
+	/* Every store placed before, and the write-back, before the answer. */
+	wmb();
+	stag_sgl_release(sgl);
+	return ret;
 }

@@ -45,5 +45,8 @@ int __must_check stag_sgl_copy_skb(struct stag_sgl *dst, u64 dst_off, const stru
 				   u32 skb_off, u64 len);
 int __must_check stag_sgl_atomic(struct stag_sgl *target, u8 opcode, u64 compare_add,
 				 u64 swap, u64 *orig);
+int __must_check stag_sgl_flush(struct stag_sgl *sgl, struct stag_tpt *tpt,
+				const struct stag_gate_who *who, u32 key, u64 addr, u64 len,
+				u8 type, bool whole);
 
 #endif /* _STAG_SGL_H */

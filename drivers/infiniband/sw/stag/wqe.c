@@ -53,6 +53,7 @@ static bool opcode_allowed(enum ib_qp_type type, u8 opcode)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_WR_ATOMIC_WRITE:
+	case IB_WR_FLUSH:
 		return type == IB_QPT_RC;
 	default:
 		return false;
@@ -66,8 +67,9 @@ static bool opcode_allowed(enum ib_qp_type type, u8 opcode)
  *
  * Return: IB_WC_SUCCESS, or IB_WC_LOC_QP_OP_ERR for an opcode the QP type
  * does not take (or a kernel-only one from userspace), unknown flags,
- * more scatter entries or inline bytes than the QP was created with, or
- * an atomic write that names buffers.
+ * more scatter entries or inline bytes than the QP was created with, an
+ * atomic write or a flush that names buffers, or a flush of an unknown
+ * placement type or selectivity.
  */
 enum ib_wc_status stag_wqe_check_send(const struct stag_wqe_limits *lim,
 				      const struct stag_send_wqe *hdr)
@@ -79,8 +81,12 @@ enum ib_wc_status stag_wqe_check_send(const struct stag_wqe_limits *lim,
 	if (hdr->send_flags & ~SEND_FLAGS)
 		return IB_WC_LOC_QP_OP_ERR;
 	/* An atomic write's value is in its header: it names no buffers. */
-	if (stag_wqe_is_atomic_write(hdr->opcode) &&
+	if (stag_wqe_is_bufferless(hdr->opcode) &&
 	    (hdr->send_flags & IB_SEND_INLINE || hdr->num_sge))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (stag_wqe_is_flush(hdr->opcode) &&
+	    (!hdr->wr.flush.type || hdr->wr.flush.type & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT) ||
+	     hdr->wr.flush.level > IB_FLUSH_MR))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (hdr->send_flags & IB_SEND_INLINE) {
 		if (!stag_wqe_is_send(hdr->opcode) && !stag_wqe_is_write(hdr->opcode))
@@ -113,7 +119,8 @@ static u64 sge_total(const struct stag_sge *sge, u32 num)
  * @wqe: the kernel copy to fill
  *
  * Return: IB_WC_SUCCESS; as stag_wqe_check_send(); IB_WC_LOC_LEN_ERR for a
- * message over 2 GiB or an atomic whose local buffer is not 8 bytes.
+ * message over 2 GiB, an atomic whose local buffer is not 8 bytes, or a
+ * flush of a range over 2 GiB (a RETH's length has 32 bits).
  */
 enum ib_wc_status stag_wqe_fetch_send(const struct stag_wqe_limits *lim, const void *slot,
 				      u32 slot_size, struct stag_swqe *wqe)
@@ -144,6 +151,9 @@ enum ib_wc_status stag_wqe_fetch_send(const struct stag_wqe_limits *lim, const v
 	if (stag_wqe_is_atomic_write(wqe->hdr.opcode))
 		wqe->length = sizeof(wqe->hdr.wr.atomic.swap);
 	if (wqe->length > STAG_MAX_MSG_SIZE)
+		return IB_WC_LOC_LEN_ERR;
+	if (stag_wqe_is_flush(wqe->hdr.opcode) && wqe->hdr.wr.flush.level == IB_FLUSH_RANGE &&
+	    wqe->hdr.wr.flush.length > STAG_MAX_MSG_SIZE)
 		return IB_WC_LOC_LEN_ERR;
 	if (stag_wqe_is_atomic(wqe->hdr.opcode) && wqe->length != sizeof(u64))
 		return IB_WC_LOC_LEN_ERR;
@@ -265,6 +275,9 @@ int stag_wqe_from_send_wr(const struct stag_wqe_limits *lim, const struct ib_sen
 	} else {
 		fill_wr_fields(wr, hdr);
 	}
+	/* The kernel's send WRs have no form of a flush's fields. */
+	if (stag_wqe_is_flush(wr->opcode))
+		return -EINVAL;
 	/*
 	 * A kernel consumer's atomic write names its 8 bytes with its
 	 * scatter list (kernel virtual addresses); they go into the header.
@@ -327,6 +340,8 @@ enum ib_wc_opcode stag_wqe_wc_opcode(u8 opcode)
 		return IB_WC_FETCH_ADD;
 	case IB_WR_ATOMIC_WRITE:
 		return IB_WC_ATOMIC_WRITE;
+	case IB_WR_FLUSH:
+		return IB_WC_FLUSH;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:

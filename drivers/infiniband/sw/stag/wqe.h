@@ -102,11 +102,28 @@ static inline bool stag_wqe_is_atomic_write(u8 opcode)
 	return opcode == IB_WR_ATOMIC_WRITE;
 }
 
+/*
+ * FLUSH (IBA 1.5, A19.4): makes what was placed in a range, or in a whole
+ * region, globally visible or persistent, with the R_Key's flush rights;
+ * answered like a read. Its target, placement type and selectivity are in
+ * wr.flush: it has no local buffers, and moves no byte.
+ */
+static inline bool stag_wqe_is_flush(u8 opcode)
+{
+	return opcode == IB_WR_FLUSH;
+}
+
+/* Requests with nothing to place at the requester, answered like a read. */
+static inline bool stag_wqe_is_bufferless(u8 opcode)
+{
+	return stag_wqe_is_atomic_write(opcode) || stag_wqe_is_flush(opcode);
+}
+
 /* The requests that hold a responder resource: max_rd_atomic counts them. */
 static inline bool stag_wqe_is_rd_atomic(u8 opcode)
 {
 	return opcode == IB_WR_RDMA_READ || stag_wqe_is_atomic(opcode) ||
-	       stag_wqe_is_atomic_write(opcode);
+	       stag_wqe_is_bufferless(opcode);
 }
 
 static inline bool stag_wqe_is_local(u8 opcode)

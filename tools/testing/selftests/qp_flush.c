@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FLUSH (IBA 1.5, A19.4) over loopback: a range, or a whole region, made
+ * globally visible or persistent at the responder. Debian 12's rdma-core
+ * (44) has no ibv_wr_flush(): the FLUSH WQEs are written into the send
+ * ring by hand (raw.c), in the layout the provider of a newer rdma-core
+ * writes them (struct stag_send_wqe's wr.flush).
+ *
+ * Each case checks the completion's exact status and opcode, the target's
+ * bytes and guards; the errors are every right missing (the region's, the
+ * QP's, a window's), every bound crossed by one byte, another PD's region,
+ * what the requester refuses before anything is sent, and the persistent
+ * right refused at registration over memory that is not persistent.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/stag-abi.h>
+
+#include "qp.h"
+#include "raw.h"
+
+/* The kernel's values (6.2's ib_user_verbs.h; Debian 12's headers are 6.1's). */
+#define WR_FLUSH		14
+#define WC_FLUSH		8
+#define ACC_FLUSH_GLOBAL	0x100
+#define ACC_FLUSH_PERSISTENT	0x200
+#define FLUSH_GLOBAL		1
+#define FLUSH_PERSISTENT	2
+#define FLUSH_RANGE		0
+#define FLUSH_MR		1
+
+#define TGT	4096
+#define QP_ALL	(LW | RW | RR | ACC_FLUSH_GLOBAL)
+
+/* Two connected RC QPs; @b's QP takes @b_access. @a is written by hand. */
+static bool fl_pair(struct end **a, struct end **b, int b_access, struct raw *raw)
+{
+	struct conn ca, cb;
+
+	*a = end_new(IBV_QPT_RC, NULL, true);
+	*b = end_new(IBV_QPT_RC, NULL, true);
+	if (!*a || !*b)
+		return false;
+	ca = conn_default(*b);
+	cb = conn_default(*a);
+	cb.access = b_access;
+	return pair_connect(*a, &ca, *b, &cb) && raw_open(*a, raw);
+}
+
+static struct stag_send_wqe wqe_flush(uint64_t wr_id, uint32_t rkey, uint64_t addr,
+				      uint64_t len, uint8_t type, uint8_t level)
+{
+	struct stag_send_wqe w = { .wr_id = wr_id, .opcode = WR_FLUSH,
+				   .send_flags = IBV_SEND_SIGNALED };
+
+	w.wr.flush.remote_addr = addr;
+	w.wr.flush.length = len;
+	w.wr.flush.rkey = rkey;
+	w.wr.flush.type = type;
+	w.wr.flush.level = level;
+	return w;
+}
+
+/* Whether a hand-written post went out; a failure is the case's. */
+static bool posted(int ret, const char *what)
+{
+	if (ret)
+		t_fail("%s: stagdv_qp_doorbell: %s", what, strerror(ret));
+	return !ret;
+}
+
+/* A FLUSH of [off, off + len) of @t, by hand; its completion must be @status. */
+static void flush_expect(struct end *a, struct raw *raw, const struct buf *t, uint64_t off,
+			 uint64_t len, uint8_t type, uint8_t level, enum ibv_wc_status status,
+			 const char *what)
+{
+	struct stag_send_wqe w = wqe_flush(7, t->mr->rkey, (uintptr_t)t->data + off, len, type,
+					   level);
+
+	if (!posted(raw_post(raw, &w, NULL, 0), what))
+		return;
+	expect_wc(a->scq, 7, status, status == IBV_WC_SUCCESS ? WC_FLUSH : -1, NULL, what);
+}
+
+/* A WRITE of @src's bytes, then a FLUSH of them: both succeed, the bytes are there. */
+static void fl_after_write(void)
+{
+	struct buf *src = buf_new(TGT, LW), *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	struct stag_send_wqe w = { .wr_id = 1, .opcode = IBV_WR_RDMA_WRITE, .num_sge = 1,
+				   .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_sge s;
+	struct end *a, *b;
+	struct raw raw;
+
+	if (!src || !t || !fl_pair(&a, &b, QP_ALL, &raw))
+		return;
+	fill(src->data, TGT, 81);
+	s = sge_of(src, 0, TGT);
+	w.wr.rdma.remote_addr = (uintptr_t)t->data;
+	w.wr.rdma.rkey = t->mr->rkey;
+	raw_write(&raw, &w, &s, sizeof(s));
+	w = wqe_flush(2, t->mr->rkey, (uintptr_t)t->data, TGT, FLUSH_GLOBAL, FLUSH_RANGE);
+	raw_write(&raw, &w, NULL, 0);
+	if (!posted(raw_publish(&raw, raw.prod), "a WRITE and a FLUSH"))
+		return;
+	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL, "the WRITE");
+	expect_wc(a->scq, 2, IBV_WC_SUCCESS, WC_FLUSH, NULL, "the FLUSH after it");
+	expect_data(t, 81, "the bytes written");
+	expect_guards(t, "target");
+	expect_state(b->qp, IBV_QPS_RTS, "responder");
+}
+
+/*
+ * The range's bounds, against a region over the data alone (the guards
+ * outside it): its last byte the region's last, then one byte more either
+ * way.
+ */
+static void fl_bounds(void)
+{
+	struct buf *whole = buf_new(TGT, LW), exact;
+	struct end *a, *b;
+	struct buf *t = &exact;
+	struct raw raw;
+
+	if (!whole)
+		return;
+	exact = *whole;
+	exact.mr = reg_exact(whole, LW | RW | ACC_FLUSH_GLOBAL);
+	if (!exact.mr || !fl_pair(&a, &b, QP_ALL, &raw))
+		return;
+	flush_expect(a, &raw, t, 0, TGT, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_SUCCESS,
+		     "the whole region as a range");
+	flush_expect(a, &raw, t, TGT - 1, 1, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_SUCCESS,
+		     "its last byte");
+	flush_expect(a, &raw, t, 1, TGT, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR,
+		     "one byte past its end");
+	expect_state(b->qp, IBV_QPS_ERR, "responder");
+	if (!fl_pair(&a, &b, QP_ALL, &raw))
+		return;
+	flush_expect(a, &raw, t, -1, 2, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR,
+		     "one byte before its start");
+	expect_blank(t, "target");
+}
+
+/* The region selectivity: the range named is not looked at. */
+static void fl_whole_region(void)
+{
+	struct buf *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	struct stag_send_wqe w;
+	struct end *a, *b;
+	struct raw raw;
+
+	if (!t || !fl_pair(&a, &b, QP_ALL, &raw))
+		return;
+	w = wqe_flush(3, t->mr->rkey, 0x10, UINT64_MAX, FLUSH_GLOBAL, FLUSH_MR);
+	if (!posted(raw_post(&raw, &w, NULL, 0), "the FLUSH"))
+		return;
+	expect_wc(a->scq, 3, IBV_WC_SUCCESS, WC_FLUSH, NULL, "a whole region, any range");
+	expect_blank(t, "target");
+	expect_state(b->qp, IBV_QPS_RTS, "responder");
+}
+
+/* A region without the right, and a right of the other type only. */
+static void fl_region_rights(void)
+{
+	struct buf *t = buf_new(TGT, LW | RW | RR);
+	struct end *a, *b;
+	struct raw raw;
+
+	if (!t || !fl_pair(&a, &b, QP_ALL | ACC_FLUSH_PERSISTENT, &raw))
+		return;
+	flush_expect(a, &raw, t, 0, 8, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR,
+		     "a region without FLUSH_GLOBAL");
+	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	if (!t || !fl_pair(&a, &b, QP_ALL | ACC_FLUSH_PERSISTENT, &raw))
+		return;
+	flush_expect(a, &raw, t, 0, 8, FLUSH_PERSISTENT, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR,
+		     "a persistent FLUSH of a region with FLUSH_GLOBAL only");
+	expect_blank(t, "target");
+}
+
+/* A QP not given the flush rights takes no FLUSH: an invalid request, as in rdma_rxe. */
+static void fl_qp_rights(void)
+{
+	struct buf *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	struct end *a, *b;
+	struct raw raw;
+
+	if (!t || !fl_pair(&a, &b, LW | RW | RR, &raw))
+		return;
+	flush_expect(a, &raw, t, 0, 8, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_INV_REQ_ERR,
+		     "a QP without FLUSH_GLOBAL");
+	expect_state(b->qp, IBV_QPS_ERR, "responder");
+}
+
+/* Another PD's region, and a window (which never has the flush rights). */
+static void fl_other_keys(void)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	char *mem = calloc(1, TGT);
+	struct ibv_mr *mr2 = NULL;
+	struct buf other = { .mem = mem, .data = mem, .len = TGT };
+	struct end *a, *b;
+	struct raw raw;
+
+	if (!pd2 || !mem) {
+		t_fail("ibv_alloc_pd or calloc");
+		goto out;
+	}
+	mr2 = ibv_reg_mr(pd2, mem, TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	if (!mr2) {
+		t_fail("ibv_reg_mr in a second PD: %s", strerror(errno));
+		goto out;
+	}
+	other.mr = mr2;
+	if (!fl_pair(&a, &b, QP_ALL, &raw))
+		goto out;
+	flush_expect(a, &raw, &other, 0, 8, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR,
+		     "another PD's region");
+out:
+	if (mr2)
+		ibv_dereg_mr(mr2);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	free(mem);
+}
+
+/* What the requester refuses: nothing is sent, the QP goes to ERR. */
+static void fl_bad_wqe(uint8_t type, uint8_t level, uint64_t len, int num_sge,
+		       enum ibv_wc_status status, const char *what)
+{
+	struct buf *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	struct stag_send_wqe w;
+	struct ibv_sge s;
+	struct end *a, *b;
+	struct raw raw;
+
+	if (!t || !fl_pair(&a, &b, QP_ALL, &raw))
+		return;
+	s = sge_of(t, 0, 8);
+	w = wqe_flush(9, t->mr->rkey, (uintptr_t)t->data, len, type, level);
+	w.num_sge = num_sge;
+	if (!posted(raw_post(&raw, &w, &s, sizeof(s)), "the FLUSH"))
+		return;
+	expect_wc(a->scq, 9, status, -1, NULL, what);
+	expect_state(a->qp, IBV_QPS_ERR, what);
+	expect_state(b->qp, IBV_QPS_RTS, "responder");
+}
+
+static void fl_bad_type(void)
+{
+	fl_bad_wqe(0, FLUSH_RANGE, 8, 0, IBV_WC_LOC_QP_OP_ERR, "placement type 0");
+	fl_bad_wqe(4, FLUSH_RANGE, 8, 0, IBV_WC_LOC_QP_OP_ERR, "placement type 4");
+	fl_bad_wqe(FLUSH_GLOBAL, 2, 8, 0, IBV_WC_LOC_QP_OP_ERR, "selectivity 2");
+	fl_bad_wqe(FLUSH_GLOBAL, FLUSH_RANGE, 8, 1, IBV_WC_LOC_QP_OP_ERR, "a FLUSH naming an SGE");
+	fl_bad_wqe(FLUSH_GLOBAL, FLUSH_RANGE, (1ULL << 31) + 1, 0, IBV_WC_LOC_LEN_ERR,
+		   "a range of 2 GiB + 1");
+}
+
+/* UC has no FLUSH (IBA A19.4: RC only). */
+static void fl_uc(void)
+{
+	struct buf *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	struct stag_send_wqe w;
+	struct end *a, *b;
+	struct raw raw;
+
+	if (!t || !pair_new(IBV_QPT_UC, &a, &b) || !raw_open(a, &raw))
+		return;
+	w = wqe_flush(4, t->mr->rkey, (uintptr_t)t->data, 8, FLUSH_GLOBAL, FLUSH_RANGE);
+	if (!posted(raw_post(&raw, &w, NULL, 0), "the FLUSH"))
+		return;
+	expect_wc(a->scq, 4, IBV_WC_LOC_QP_OP_ERR, -1, NULL, "UC FLUSH");
+}
+
+/* The persistent right over memory that is not persistent: EINVAL, as rdma_rxe. */
+static void fl_reg_persistent(void)
+{
+	char *mem = calloc(1, TGT);
+	struct ibv_mr *mr;
+
+	if (!mem) {
+		t_fail("calloc");
+		return;
+	}
+	errno = 0;
+	mr = ibv_reg_mr(pd, mem, TGT, LW | RW | ACC_FLUSH_PERSISTENT);
+	t_check(!mr && errno == EINVAL, "ibv_reg_mr(FLUSH_PERSISTENT) of anonymous memory: %s, %s",
+		mr ? "a region" : "NULL", strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	mr = ibv_reg_mr(pd, mem, TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	t_check(mr, "ibv_reg_mr(FLUSH_GLOBAL): %s", strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(mem);
+}
+
+static void fl_device_cap(void)
+{
+	struct ibv_device_attr_ex attr;
+	int ret = ibv_query_device_ex(ctx, NULL, &attr);
+
+	t_check(!ret, "ibv_query_device_ex: %s", strerror(ret));
+	if (!ret)
+		t_check((attr.device_cap_flags_ex & (3ULL << 38)) == 3ULL << 38,
+			"device_cap_flags_ex %#llx without both flush bits (1 << 38, 1 << 39)",
+			(unsigned long long)attr.device_cap_flags_ex);
+}
+
+const struct qp_case flush_cases[] = {
+	{ "RC FLUSH (global, a range) after a WRITE: both complete, the bytes are there",
+	  fl_after_write },
+	{ "RC FLUSH of a region's range to its last byte: SUCCESS; one byte past: REM_ACCESS_ERR",
+	  fl_bounds },
+	{ "RC FLUSH of a whole region: SUCCESS whatever range it names", fl_whole_region },
+	{ "RC FLUSH of a region without the placement type's right: REM_ACCESS_ERR",
+	  fl_region_rights },
+	{ "RC FLUSH to a QP without FLUSH_GLOBAL: REM_INV_REQ_ERR, the responder in ERR",
+	  fl_qp_rights },
+	{ "RC FLUSH of another PD's region: REM_ACCESS_ERR", fl_other_keys },
+	{ "RC FLUSH with a bad type, selectivity, SGE or length: refused locally", fl_bad_type },
+	{ "UC FLUSH: LOC_QP_OP_ERR", fl_uc },
+	{ "ibv_reg_mr with FLUSH_PERSISTENT over anonymous memory: EINVAL", fl_reg_persistent },
+	{ "the device reports both flush types in device_cap_flags_ex", fl_device_cap },
+	{ NULL }
+};
