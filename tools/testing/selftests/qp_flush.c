@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include <rdma/stag-abi.h>
 
@@ -35,6 +36,22 @@
 
 #define TGT	4096
 #define QP_ALL	(LW | RW | RR | ACC_FLUSH_GLOBAL)
+
+/*
+ * Whether the device has FLUSH. Before 6.2 the kernel's verbs refuse a
+ * region with the flush rights, and stag does not advertise it there.
+ */
+static bool have_flush(void)
+{
+	struct ibv_device_attr_ex attr;
+
+	if (ibv_query_device_ex(ctx, NULL, &attr) ||
+	    (attr.device_cap_flags_ex & (3ULL << 38)) != 3ULL << 38) {
+		case_skip("the device does not advertise FLUSH (a kernel before 6.2)");
+		return false;
+	}
+	return true;
+}
 
 /* Two connected RC QPs; @b's QP takes @b_access. @a is written by hand. */
 static bool fl_pair(struct end **a, struct end **b, int b_access, struct raw *raw)
@@ -89,13 +106,17 @@ static void flush_expect(struct end *a, struct raw *raw, const struct buf *t, ui
 /* A WRITE of @src's bytes, then a FLUSH of them: both succeed, the bytes are there. */
 static void fl_after_write(void)
 {
-	struct buf *src = buf_new(TGT, LW), *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	struct buf *src, *t;
 	struct stag_send_wqe w = { .wr_id = 1, .opcode = IBV_WR_RDMA_WRITE, .num_sge = 1,
 				   .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_sge s;
 	struct end *a, *b;
 	struct raw raw;
 
+	if (!have_flush())
+		return;
+	src = buf_new(TGT, LW);
+	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
 	if (!src || !t || !fl_pair(&a, &b, QP_ALL, &raw))
 		return;
 	fill(src->data, TGT, 81);
@@ -126,6 +147,8 @@ static void fl_bounds(void)
 	struct buf *t = &exact;
 	struct raw raw;
 
+	if (!have_flush())
+		return;
 	if (!whole)
 		return;
 	exact = *whole;
@@ -149,11 +172,14 @@ static void fl_bounds(void)
 /* The region selectivity: the range named is not looked at. */
 static void fl_whole_region(void)
 {
-	struct buf *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	struct buf *t;
 	struct stag_send_wqe w;
 	struct end *a, *b;
 	struct raw raw;
 
+	if (!have_flush())
+		return;
+	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
 	if (!t || !fl_pair(&a, &b, QP_ALL, &raw))
 		return;
 	w = wqe_flush(3, t->mr->rkey, 0x10, UINT64_MAX, FLUSH_GLOBAL, FLUSH_MR);
@@ -171,6 +197,8 @@ static void fl_region_rights(void)
 	struct end *a, *b;
 	struct raw raw;
 
+	if (!have_flush())
+		return;
 	if (!t || !fl_pair(&a, &b, QP_ALL | ACC_FLUSH_PERSISTENT, &raw))
 		return;
 	flush_expect(a, &raw, t, 0, 8, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR,
@@ -186,10 +214,13 @@ static void fl_region_rights(void)
 /* A QP not given the flush rights takes no FLUSH: an invalid request, as in rdma_rxe. */
 static void fl_qp_rights(void)
 {
-	struct buf *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	struct buf *t;
 	struct end *a, *b;
 	struct raw raw;
 
+	if (!have_flush())
+		return;
+	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
 	if (!t || !fl_pair(&a, &b, LW | RW | RR, &raw))
 		return;
 	flush_expect(a, &raw, t, 0, 8, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_INV_REQ_ERR,
@@ -200,13 +231,17 @@ static void fl_qp_rights(void)
 /* Another PD's region, and a window (which never has the flush rights). */
 static void fl_other_keys(void)
 {
-	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
-	char *mem = calloc(1, TGT);
+	struct ibv_pd *pd2;
+	char *mem;
 	struct ibv_mr *mr2 = NULL;
-	struct buf other = { .mem = mem, .data = mem, .len = TGT };
+	struct buf other;
 	struct end *a, *b;
 	struct raw raw;
 
+	if (!have_flush())
+		return;
+	pd2 = ibv_alloc_pd(ctx);
+	mem = calloc(1, TGT);
 	if (!pd2 || !mem) {
 		t_fail("ibv_alloc_pd or calloc");
 		goto out;
@@ -216,7 +251,7 @@ static void fl_other_keys(void)
 		t_fail("ibv_reg_mr in a second PD: %s", strerror(errno));
 		goto out;
 	}
-	other.mr = mr2;
+	other = (struct buf){ .mem = mem, .data = mem, .len = TGT, .mr = mr2 };
 	if (!fl_pair(&a, &b, QP_ALL, &raw))
 		goto out;
 	flush_expect(a, &raw, &other, 0, 8, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR,
@@ -233,12 +268,15 @@ out:
 static void fl_bad_wqe(uint8_t type, uint8_t level, uint64_t len, int num_sge,
 		       enum ibv_wc_status status, const char *what)
 {
-	struct buf *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	struct buf *t;
 	struct stag_send_wqe w;
 	struct ibv_sge s;
 	struct end *a, *b;
 	struct raw raw;
 
+	if (!have_flush())
+		return;
+	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
 	if (!t || !fl_pair(&a, &b, QP_ALL, &raw))
 		return;
 	s = sge_of(t, 0, 8);
@@ -264,11 +302,14 @@ static void fl_bad_type(void)
 /* UC has no FLUSH (IBA A19.4: RC only). */
 static void fl_uc(void)
 {
-	struct buf *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
+	struct buf *t;
 	struct stag_send_wqe w;
 	struct end *a, *b;
 	struct raw raw;
 
+	if (!have_flush())
+		return;
+	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
 	if (!t || !pair_new(IBV_QPT_UC, &a, &b) || !raw_open(a, &raw))
 		return;
 	w = wqe_flush(4, t->mr->rkey, (uintptr_t)t->data, 8, FLUSH_GLOBAL, FLUSH_RANGE);
@@ -280,9 +321,12 @@ static void fl_uc(void)
 /* The persistent right over memory that is not persistent: EINVAL, as rdma_rxe. */
 static void fl_reg_persistent(void)
 {
-	char *mem = calloc(1, TGT);
+	char *mem;
 	struct ibv_mr *mr;
 
+	if (!have_flush())
+		return;
+	mem = calloc(1, TGT);
 	if (!mem) {
 		t_fail("calloc");
 		return;
@@ -300,10 +344,23 @@ static void fl_reg_persistent(void)
 	free(mem);
 }
 
+/* From 6.2 on the device must advertise both types (the other cases skip without them). */
 static void fl_device_cap(void)
 {
 	struct ibv_device_attr_ex attr;
-	int ret = ibv_query_device_ex(ctx, NULL, &attr);
+	unsigned int major = 0, minor = 0;
+	struct utsname u;
+	int ret;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2) {
+		t_fail("uname: the kernel release");
+		return;
+	}
+	if (major < 6 || (major == 6 && minor < 2)) {
+		case_skip("a kernel before 6.2: its verbs have no FLUSH");
+		return;
+	}
+	ret = ibv_query_device_ex(ctx, NULL, &attr);
 
 	t_check(!ret, "ibv_query_device_ex: %s", strerror(ret));
 	if (!ret)
@@ -326,6 +383,7 @@ const struct qp_case flush_cases[] = {
 	{ "RC FLUSH with a bad type, selectivity, SGE or length: refused locally", fl_bad_type },
 	{ "UC FLUSH: LOC_QP_OP_ERR", fl_uc },
 	{ "ibv_reg_mr with FLUSH_PERSISTENT over anonymous memory: EINVAL", fl_reg_persistent },
-	{ "the device reports both flush types in device_cap_flags_ex", fl_device_cap },
+	{ "the device reports both flush types in device_cap_flags_ex (from Linux 6.2 on)",
+	  fl_device_cap },
 	{ NULL }
 };

@@ -89,6 +89,10 @@ static inline struct ib_udata *stag_create_cq_udata(stag_create_cq_arg_t *udata)
 #define IB_FLUSH_PERSISTENT		BIT(1)
 #define IB_FLUSH_RANGE			0
 #define IB_FLUSH_MR			1
+/* Its uverbs refuses a region with the flush rights: no FLUSH can pass. */
+#define STAG_DEVICE_FLUSH		0
+#else
+#define STAG_DEVICE_FLUSH		(IB_DEVICE_FLUSH_GLOBAL | IB_DEVICE_FLUSH_PERSISTENT)
 #endif
 
 /*

@@ -155,8 +155,7 @@ static void init_attr(struct stag_dev *sdev)
 				 IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_UD_AV_PORT_ENFORCE | IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B | IB_DEVICE_SRQ_RESIZE |
-				 IB_DEVICE_ATOMIC_WRITE | IB_DEVICE_FLUSH_GLOBAL |
-				 IB_DEVICE_FLUSH_PERSISTENT;
+				 IB_DEVICE_ATOMIC_WRITE | STAG_DEVICE_FLUSH;
 	/* Completion timestamps are CLOCK_MONOTONIC nanoseconds (cq.c). */
 	attr->hca_core_clock = STAG_CORE_CLOCK_KHZ;
 	attr->timestamp_mask = U64_MAX;
