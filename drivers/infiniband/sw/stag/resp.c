@@ -386,6 +386,7 @@ enum stag_resp_result stag_resp_do_flush(struct stag_qp *dst, u32 rkey, u64 addr
 	struct stag_gate_who who = stag_qp_who(dst);
 	int need = 0;
 
+	lockdep_assert_held(&dst->resp_mutex);
 	if (!type || type & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT) || level > IB_FLUSH_MR)
 		return STAG_RESP_NAK_INV_REQ;
 	if (type & IB_FLUSH_GLOBAL)

@@ -9,10 +9,9 @@
  * again from its responder resource, if it names the same R_Key and a
  * part of what it asked first, through the gate again; an ATOMIC gets the
  * result it had and is not executed twice, nor is an ATOMIC WRITE or a
- * FLUSH. ACKs
- * are coalesced: one, for the last packet of a batch that asked for one,
- * goes out before anything else the responder sends (a read response, an
- * atomic result, a NAK).
+ * FLUSH. ACKs are coalesced: one, for the last packet of a batch that
+ * asked for one, goes out before anything else the responder sends (a
+ * read response, an atomic result, a NAK).
  * The responder resources are max_dest_rd_atomic, reused oldest first.
  *
  * UC: a packet out of sequence drops what is left of its message; the
