@@ -25,6 +25,7 @@
 #   STAG_TEST_DEV		the device (default stag0)
 #   STAG_MIDDLEWARE		the groups to run (default "ucx mpi fabric nvme nfs")
 #   STAG_MIDDLEWARE_TIMEOUT	seconds each side of a case may take (default 120)
+#   STAG_MIDDLEWARE_NVME_MB	MiB each of NVMe-oF's three fio jobs writes (default 16)
 . "$(dirname "$0")/lib.sh"
 
 # ---- the servers' halves, here or (through peer.py) in the peer guest ----
@@ -109,6 +110,7 @@ there()
 dev=${STAG_TEST_DEV:-stag0}
 groups=" ${STAG_MIDDLEWARE:-ucx mpi fabric nvme nfs} "
 limit=${STAG_MIDDLEWARE_TIMEOUT:-120}
+nvme_mb=${STAG_MIDDLEWARE_NVME_MB:-16}
 tmp=$(mktemp -d /tmp/middleware.XXXXXX)
 port=18700	# each case listens on its own port
 
@@ -368,7 +370,7 @@ nvme_case()
 			   "--rw=randrw --bs=16k --iodepth=8 --verify=sha256"; do
 			# shellcheck disable=SC2086
 			if ! timeout "$limit" fio --name=stag --filename="/dev/$blk" --direct=1 \
-				--ioengine=libaio --size=16M $job --do_verify=1 --verify_fatal=1 \
+				--ioengine=libaio --size="${nvme_mb}M" $job --do_verify=1 --verify_fatal=1 \
 				--output="$fio" >/dev/null 2>&1 || ! grep -q "err= 0" "$fio"; then
 				why="fio $job: $(grep -Eim3 "err=|verify|bad" "$fio")"
 				break
@@ -377,7 +379,7 @@ nvme_case()
 	fi
 	nvme disconnect -n "$NQN" >/dev/null 2>&1
 	there nvme_target down "$tmp/nvmet"
-	verdict "NVMe-oF: nvmet-rdma and nvme-rdma, fio writes 3x16 MiB and verifies crc32c, md5, sha256" \
+	verdict "NVMe-oF: nvmet-rdma and nvme-rdma, fio writes 3x$nvme_mb MiB and verifies crc32c, md5, sha256" \
 		"$why" "$sent0"
 }
 
