@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cq.h"
+#include "pd.h"
 
 struct stag_resize_cq_resp_full {
 	struct ib_uverbs_resize_cq_resp ibv_resp;
@@ -284,10 +285,14 @@ static void cq_set_ex_ops(struct ibv_cq_ex *cq)
 	cq->read_completion_wallclock_ns = cq_read_completion_wallclock_ns;
 }
 
-/* Single-threaded CQs may skip locking; stag locks anyway. */
+/*
+ * Single-threaded CQs may skip locking; stag locks anyway. The parent
+ * domain a CQ may name (IBV_CQ_INIT_ATTR_MASK_PD) would lend it its thread
+ * domain and allocators: stag has a use for neither.
+ */
 static bool cq_attr_supported(const struct ibv_cq_init_attr_ex *attr)
 {
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
 		return false;
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
@@ -299,11 +304,17 @@ struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 {
 	struct stag_create_cq_ex_resp_full resp = {};
 	struct ibv_create_cq_ex cmd = {};
+	struct ibv_cq_init_attr_ex kattr;
 	struct stag_cq *cq;
 	int ret;
 
 	if (!cq_attr_supported(attr)) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    !stag_pd_is_parent(ctx, attr->parent_domain)) {
+		errno = EINVAL;
 		return NULL;
 	}
 
@@ -313,7 +324,10 @@ struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 	/* libibverbs asks the kernel for timestamps for either clock. */
 	cq->timestamps = attr->wc_flags & TIMESTAMP_WC_FLAGS;
 
-	ret = stag_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd, sizeof(cmd), &resp.ibv_resp,
+	/* libibverbs' command refuses the PD mask: the kernel hears nothing of it. */
+	kattr = *attr;
+	kattr.comp_mask &= ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_PD;
+	ret = stag_cmd_create_cq_ex(ctx, &kattr, &cq->vcq, &cmd, sizeof(cmd), &resp.ibv_resp,
 				    sizeof(resp), 0);
 	if (ret)
 		goto err_free_cq;

@@ -9,6 +9,7 @@
 #include "ah.h"
 #include "cq.h"
 #include "mw.h"
+#include "pd.h"
 #include "qp.h"
 #include "srq.h"
 #include "stag.h"
@@ -23,7 +24,9 @@ static void stag_free_context(struct ibv_context *ibctx);
 static const struct verbs_context_ops stag_context_ops = {
 	.advise_mr = ibv_cmd_advise_mr,
 	.alloc_mw = stag_alloc_mw,
+	.alloc_parent_domain = stag_alloc_parent_domain,
 	.alloc_pd = stag_alloc_pd,
+	.alloc_td = stag_alloc_td,
 	.bind_mw = stag_bind_mw,
 	.create_ah = stag_create_ah,
 	.create_cq = stag_create_cq,
@@ -33,6 +36,7 @@ static const struct verbs_context_ops stag_context_ops = {
 	.create_srq = stag_create_srq,
 	.dealloc_mw = stag_dealloc_mw,
 	.dealloc_pd = stag_dealloc_pd,
+	.dealloc_td = stag_dealloc_td,
 	.dereg_mr = stag_dereg_mr,
 	.destroy_ah = stag_destroy_ah,
 	.destroy_cq = stag_destroy_cq,

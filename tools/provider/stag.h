@@ -29,11 +29,6 @@ struct stag_context {
 	bool imported;		/* ibv_import_device(): doorbells by ioctl (queue.c) */
 };
 
-struct stag_pd {
-	struct ibv_pd ibv_pd;
-	uint32_t pdn;
-};
-
 /* A user memory region: stag has no driver data for it either way. */
 struct stag_mr {
 	struct verbs_mr vmr;
@@ -63,11 +58,6 @@ static inline struct stag_context *to_stag_ctx(struct ibv_context *ctx)
 	return container_of(ctx, struct stag_context, ibv_ctx.context);
 }
 
-static inline struct stag_pd *to_stag_pd(struct ibv_pd *pd)
-{
-	return container_of(pd, struct stag_pd, ibv_pd);
-}
-
 static inline struct stag_mr *to_stag_mr(struct verbs_mr *vmr)
 {
 	return container_of(vmr, struct stag_mr, vmr);
@@ -77,15 +67,11 @@ int stag_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_
 			 struct ibv_device_attr_ex *attr, size_t attr_size);
 int stag_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 int stag_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_attr *attr);
-struct ibv_pd *stag_alloc_pd(struct ibv_context *ctx);
-int stag_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *stag_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 			   int access);
 int stag_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
 		  size_t length, int access);
 int stag_dereg_mr(struct verbs_mr *vmr);
-struct ibv_pd *stag_import_pd(struct ibv_context *ctx, uint32_t pd_handle);
-void stag_unimport_pd(struct ibv_pd *pd);
 struct ibv_mr *stag_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
 void stag_unimport_mr(struct ibv_mr *mr);
 int stag_query_pd_ioctl(struct ibv_context *ctx, uint32_t pd_handle, uint32_t *pdn);

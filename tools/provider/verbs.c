@@ -64,69 +64,6 @@ int stag_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_a
 	return ibv_cmd_query_port(ctx, port_num, attr, &cmd, sizeof(cmd));
 }
 
-struct ibv_pd *stag_alloc_pd(struct ibv_context *ctx)
-{
-	struct stag_alloc_pd_resp_full resp = {};
-	struct ibv_alloc_pd cmd = {};
-	struct stag_pd *pd;
-	int ret;
-
-	pd = calloc(1, sizeof(*pd));
-	if (!pd)
-		return NULL;
-
-	ret = ibv_cmd_alloc_pd(ctx, &pd->ibv_pd, &cmd, sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	if (ret) {
-		free(pd);
-		errno = ret;
-		return NULL;
-	}
-	pd->pdn = resp.drv.pdn;
-	return &pd->ibv_pd;
-}
-
-int stag_dealloc_pd(struct ibv_pd *ibpd)
-{
-	int ret;
-
-	/* On failure the kernel still holds the PD, so it must stay valid. */
-	ret = ibv_cmd_dealloc_pd(ibpd);
-	if (ret)
-		return ret;
-
-	free(to_stag_pd(ibpd));
-	return 0;
-}
-
-/*
- * ibv_import_pd(): a PD of a context this process imported (or its own),
- * by handle. The kernel says whether the handle names one; the PD stays
- * the kernel's, and unimporting frees only what the provider holds.
- */
-struct ibv_pd *stag_import_pd(struct ibv_context *ctx, uint32_t pd_handle)
-{
-	struct stag_pd *pd;
-	int ret;
-
-	pd = calloc(1, sizeof(*pd));
-	if (!pd)
-		return NULL;
-	ret = stag_query_pd_ioctl(ctx, pd_handle, &pd->pdn);
-	if (ret) {
-		free(pd);
-		errno = ret;
-		return NULL;
-	}
-	pd->ibv_pd.context = ctx;
-	pd->ibv_pd.handle = pd_handle;
-	return &pd->ibv_pd;
-}
-
-void stag_unimport_pd(struct ibv_pd *pd)
-{
-	free(to_stag_pd(pd));
-}
-
 /* ibv_import_mr(): its keys and length from the kernel; its address is not known. */
 struct ibv_mr *stag_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
