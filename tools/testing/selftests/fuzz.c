@@ -12,9 +12,11 @@
  * sizes, flags, states and masks out of range, keys of regions
  * deregistered a moment ago, addresses outside every region, unmapped
  * memory. Besides the verbs, a thread may write random bytes into a QP's
- * own send ring and ring the doorbell, map new memory over a buffer that
- * has regions over it, or fork a child that writes to registered memory
- * and exits.
+ * own send ring and ring the doorbell, post a FLUSH there by hand (rdma-core
+ * 44 has no ibv_wr_flush(); mostly of a region that exists, as a range or
+ * whole, on a device with FLUSH, whose regions and RC QPs then often have
+ * the global flush right), map new memory over a buffer that has regions
+ * over it, or fork a child that writes to registered memory and exits.
  *
  * Threads of a worker share its objects. An object one thread uses is not
  * destroyed under it by another (libibverbs would be reading freed
@@ -89,11 +91,19 @@ struct world {
 /* Counters every process adds to, in memory the parent shares. */
 struct stats {
 	atomic_ulong calls, failed, einval, enomem, ebusy, other_err;
-	atomic_ulong completions, wc_errors, wc_flushed, junk_rings, forks, remaps;
+	atomic_ulong completions, wc_errors, wc_flushed, junk_rings, flushes, forks, remaps;
 	atomic_ulong workers, killed, finished;
 };
 
 static struct stats *stats;
+
+/* The kernel's values (6.2's ib_user_verbs.h; Debian 12's headers are 6.1's). */
+#define WR_FLUSH		14
+#define ACC_FLUSH_GLOBAL	0x100
+#define CAP_FLUSH		(3ULL << 38)	/* IB_UVERBS_DEVICE_FLUSH_{GLOBAL,PERSISTENT} */
+
+/* ACC_FLUSH_GLOBAL where the device has FLUSH (Linux 6.2 on), else 0: set per worker. */
+static int flush_access;
 
 /* ---- randomness ---- */
 
@@ -371,6 +381,8 @@ static void op_mr(struct world *w)
 	/* A third of the regions paged on demand: faults, notifiers, no pins. */
 	if (one_in(3))
 		access |= IBV_ACCESS_ON_DEMAND;
+	if (one_in(2))
+		access |= flush_access;
 	if (one_in(2)) {
 		access |= IBV_ACCESS_LOCAL_WRITE;
 		if (one_in(6))
@@ -612,6 +624,8 @@ static void qp_connect(struct world *w, struct ibv_qp *qp, uint32_t dest)
 	bool ud = qp->qp_type == IBV_QPT_UD, rc = qp->qp_type == IBV_QPT_RC;
 	int mask;
 
+	if (rc && !one_in(4))
+		a.qp_access_flags |= flush_access;
 	if (qp->qp_type == IBV_QPT_UC)
 		a.qp_access_flags &= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
 	if (one_in(5)) {
@@ -883,6 +897,61 @@ static void op_junk_ring(struct world *w)
 	give_alone(w, s);
 }
 
+/*
+ * A FLUSH written into a QP's own send ring and published, as the provider
+ * of a newer rdma-core writes it: mostly of a region that exists, a range
+ * in it (one byte past it now and then) or the whole of it, globally;
+ * else with any type, selectivity, key, address and length.
+ */
+static void op_flush(struct world *w)
+{
+	struct stag_send_wqe wqe = { .opcode = WR_FLUSH };
+	struct stagdv_ring sq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct slot *s;
+	uint32_t len;
+
+	if (!flush_access)
+		return;
+	s = take_alone(w, K_QP);
+	if (!s)
+		return;
+	qp = s->obj;
+	mr = take(w, K_MR, NULL);
+	wqe.wr_id = rnd(1000);
+	wqe.send_flags = one_in(2) ? IBV_SEND_SIGNALED : 0;
+	if (mr && !one_in(8)) {
+		uint64_t off = rnd(mr->length);
+
+		wqe.wr.flush.rkey = mr->rkey;
+		wqe.wr.flush.remote_addr = (uint64_t)(uintptr_t)mr->addr + off;
+		wqe.wr.flush.length = rnd(mr->length - off + 1) + one_in(8);
+		wqe.wr.flush.type = 1;	/* IB_FLUSH_GLOBAL */
+		wqe.wr.flush.level = one_in(4);
+	} else {
+		wqe.wr.flush.rkey = some_key(w, true);
+		wqe.wr.flush.remote_addr = some_addr(w, &len);
+		wqe.wr.flush.length = one_in(2) ? len : wild32();
+		wqe.wr.flush.type = rnd(8);
+		wqe.wr.flush.level = rnd(4);
+	}
+	if (mr)
+		give(w, K_MR, mr);
+	if (!stagdv_qp_rings(qp, &sq, NULL) && sq.num_slots) {
+		struct stag_queue_ctl *ctl = sq.ctl;
+		uint32_t prod = __atomic_load_n(&ctl->prod, __ATOMIC_ACQUIRE);
+		uint8_t *slot = (uint8_t *)sq.slots + (prod & (sq.num_slots - 1)) * sq.slot_size;
+
+		memset(slot, 0, sq.slot_size);
+		memcpy(slot, &wqe, sizeof(wqe));
+		__atomic_store_n(&ctl->prod, prod + 1, __ATOMIC_RELEASE);
+		count(stagdv_qp_doorbell(qp));
+		atomic_fetch_add(&stats->flushes, 1);
+	}
+	give_alone(w, s);
+}
+
 /* A child writes to registered memory (copy on write under pinned pages) and exits. */
 static void op_fork(struct world *w)
 {
@@ -933,7 +1002,8 @@ static const struct {
 	uint32_t weight;
 } ops[] = {
 	{ op_pd, 3 }, { op_cq, 4 }, { op_mr, 5 }, { op_mw, 3 }, { op_srq, 2 }, { op_ah, 2 },
-	{ op_qp, 6 }, { op_post, 12 }, { op_junk_ring, 1 }, { op_fork, 1 }, { op_remap, 1 },
+	{ op_qp, 6 }, { op_post, 12 }, { op_junk_ring, 1 }, { op_flush, 2 }, { op_fork, 1 },
+	{ op_remap, 1 },
 };
 
 static void *thread_main(void *arg)
@@ -1031,6 +1101,13 @@ static void worker(const char *dev, int gid_index, uint64_t seed, int threads)
 	w.ctx = open_by_name(dev);
 	if (!w.ctx || ibv_query_gid(w.ctx, 1, gid_index, &w.gid))
 		_exit(3);
+	{
+		struct ibv_device_attr_ex attr;
+
+		if (!ibv_query_device_ex(w.ctx, NULL, &attr) &&
+		    (attr.device_cap_flags_ex & CAP_FLUSH) == CAP_FLUSH)
+			flush_access = ACC_FLUSH_GLOBAL;
+	}
 	for (i = 0; i < NBUF; i++) {
 		w.buf[i] = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1160,11 +1237,12 @@ int main(int argc, char **argv)
 	}
 	printf("# fuzz: %lu workers (%lu killed, %lu finished), %lu verbs calls, %lu failed "
 	       "(EINVAL %lu, ENOMEM %lu, EBUSY %lu, other %lu), %lu completions polled "
-	       "(%lu flushed, %lu other errors), %lu junk rings, %lu forks, %lu remaps\n",
+	       "(%lu flushed, %lu other errors), %lu junk rings, %lu FLUSHes, %lu forks, "
+	       "%lu remaps\n",
 	       stats->workers, stats->killed, stats->finished, stats->calls, stats->failed,
 	       stats->einval, stats->enomem, stats->ebusy, stats->other_err, stats->completions,
-	       stats->wc_flushed, stats->wc_errors, stats->junk_rings, stats->forks,
-	       stats->remaps);
+	       stats->wc_flushed, stats->wc_errors, stats->junk_rings, stats->flushes,
+	       stats->forks, stats->remaps);
 	return bad ? 1 : 0;
 
 usage:

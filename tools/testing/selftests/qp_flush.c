@@ -14,10 +14,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <rdma/stag-abi.h>
 
@@ -369,6 +371,104 @@ static void fl_device_cap(void)
 			(unsigned long long)attr.device_cap_flags_ex);
 }
 
+#define RACE_FLUSHES	(DEPTH - 4)
+
+struct flusher {
+	struct raw *raw;
+	uint32_t rkey;
+	uint64_t addr;
+	int posted;
+};
+
+/* Flushes one at a time, of the region and of ranges in turn. */
+static void *flush_many(void *arg)
+{
+	struct flusher *f = arg;
+	int i;
+
+	for (i = 0; i < RACE_FLUSHES; i++) {
+		struct stag_send_wqe w = wqe_flush(100 + i, f->rkey, f->addr + (i % 8) * 512,
+						   512, FLUSH_GLOBAL,
+						   i % 3 ? FLUSH_RANGE : FLUSH_MR);
+
+		if (raw_post(f->raw, &w, NULL, 0))
+			break;
+		f->posted++;
+		usleep(100);
+	}
+	return NULL;
+}
+
+/*
+ * The region goes while flushes of it run: each completes, in order,
+ * SUCCESS until one REM_ACCESS_ERR, and WR_FLUSH_ERR after it; none is
+ * lost and no other status comes. The debug kernel's KASAN and kmemleak
+ * watch the responder's gate reference across the deregistration.
+ */
+static void fl_dereg_race(void)
+{
+	struct buf *t = buf_new(TGT, LW);
+	struct ibv_mr *mr = t ? ibv_reg_mr(pd, t->data, TGT, LW | RW | ACC_FLUSH_GLOBAL) : NULL;
+	struct flusher f = { 0 };
+	struct ibv_wc wc[DEPTH];
+	int got = 0, n, i, stage = 0;
+	struct end *a, *b;
+	struct raw raw;
+	pthread_t th;
+	long t0;
+
+	if (!have_flush())
+		goto out;
+	if (!t || !mr) {
+		t_fail("ibv_reg_mr: %s", strerror(errno));
+		goto out;
+	}
+	if (!fl_pair(&a, &b, QP_ALL, &raw))
+		goto out;
+	f = (struct flusher){ &raw, mr->rkey, (uintptr_t)t->data, 0 };
+	if (pthread_create(&th, NULL, flush_many, &f)) {
+		t_fail("pthread_create");
+		goto out;
+	}
+	usleep(2000);
+	t_check(!ibv_dereg_mr(mr), "ibv_dereg_mr while flushes run");
+	mr = NULL;
+	pthread_join(th, NULL);
+	t0 = now_ms();
+	while (got < f.posted && now_ms() - t0 < WAIT_MS) {
+		n = poll_n(a->scq, wc, DEPTH, 10);
+		for (i = 0; i < n; i++, got++) {
+			enum ibv_wc_status want[] = { IBV_WC_SUCCESS, IBV_WC_REM_ACCESS_ERR,
+						      IBV_WC_WR_FLUSH_ERR };
+
+			if (wc[i].wr_id != 100 + (uint64_t)got) {
+				t_fail("completion %d is of WR %llu", got,
+				       (unsigned long long)wc[i].wr_id);
+				return;
+			}
+			/* SUCCESS*, then REM_ACCESS_ERR once, then WR_FLUSH_ERR*. */
+			if (stage == 1)
+				stage = 2;
+			else if (!stage && wc[i].status != IBV_WC_SUCCESS)
+				stage = 1;
+			if (wc[i].status != want[stage]) {
+				t_fail("completion %d: %s after %s", got,
+				       ibv_wc_status_str(wc[i].status),
+				       ibv_wc_status_str(want[stage]));
+				return;
+			}
+		}
+	}
+	printf("# %d flushes posted, %d completed; the region went %s\n", f.posted, got,
+	       stage ? "in the middle" : "after the last");
+	t_check(f.posted == RACE_FLUSHES && got == f.posted,
+		"%d of %d flushes posted, %d completions", f.posted, RACE_FLUSHES, got);
+	expect_blank(t, "target");
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
 const struct qp_case flush_cases[] = {
 	{ "RC FLUSH (global, a range) after a WRITE: both complete, the bytes are there",
 	  fl_after_write },
@@ -385,5 +485,7 @@ const struct qp_case flush_cases[] = {
 	{ "ibv_reg_mr with FLUSH_PERSISTENT over anonymous memory: EINVAL", fl_reg_persistent },
 	{ "the device reports both flush types in device_cap_flags_ex (from Linux 6.2 on)",
 	  fl_device_cap },
+	{ "RC FLUSHes while their region is deregistered: in order, none lost, no other status",
+	  fl_dereg_race },
 	{ NULL }
 };
