@@ -8,6 +8,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/crc32.h>
 #include <linux/ip.h>
 #include <linux/random.h>
 #include <linux/skbuff.h>
@@ -237,6 +238,39 @@ static void stag_pkt_flush_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out.rkey, in.rkey);
 	KUNIT_EXPECT_EQ(test, out.dmalen, in.dmalen);
 	KUNIT_EXPECT_EQ(test, out.paylen, 0U);
+}
+
+/*
+ * rdma_rxe's ICRC of a FLUSH (stag_pkt_icrc_rxe_flush()): rxe's CRC goes
+ * on over the 32 bytes from the BTH a second time, as its RC_FLUSH entry,
+ * with no payload offset, makes rxe_icrc_generate() and rxe_icrc_check()
+ * take them for the payload. Not the IBTA's, which a change of one header
+ * byte changes too.
+ */
+static void stag_pkt_icrc_of_rxe_flush(struct kunit *test)
+{
+	/* IPv4 and UDP from rxe_rc_ack, the lengths those of a FLUSH. */
+	u8 *b = kunit_kzalloc(test, 28 + 32 + STAG_ICRC_LEN, GFP_KERNEL);
+	struct stag_pkt in = {
+		.opcode = STAG_OP_FLUSH, .pkey = 0xffff, .qpn = 0x11, .ackreq = true, .psn = 5,
+		.flush_type = IB_FLUSH_GLOBAL, .flush_level = IB_FLUSH_RANGE,
+		.va = 0x7f0012345000ULL, .rkey = 0xabcdef01, .dmalen = 0x200,
+	};
+	struct sk_buff *skb;
+	u32 ibta, rxe;
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	memcpy(b, rxe_rc_ack, 28);
+	b[3] = 28 + 32 + STAG_ICRC_LEN;
+	b[25] = 8 + 32 + STAG_ICRC_LEN;
+	stag_pkt_build(b + 28, &in);
+	skb = vector_skb(test, b, 28 + 32 + STAG_ICRC_LEN, 0);
+	ibta = stag_pkt_icrc(skb, skb->data + IP_UDP_LEN);
+	rxe = stag_pkt_icrc_rxe_flush(skb, skb->data + IP_UDP_LEN);
+	KUNIT_EXPECT_NE(test, rxe, ibta);
+	KUNIT_EXPECT_EQ(test, rxe, ~crc32_le(~ibta, b + 28, 32));
+	skb->data[IP_UDP_LEN + 20] ^= 1;
+	KUNIT_EXPECT_NE(test, stag_pkt_icrc_rxe_flush(skb, skb->data + IP_UDP_LEN), rxe);
 }
 
 /*
@@ -480,6 +514,7 @@ static struct kunit_case stag_pkt_cases[] = {
 	KUNIT_CASE(stag_pkt_icrc_sees_corruption),
 	KUNIT_CASE(stag_pkt_parse_rxe_packets),
 	KUNIT_CASE(stag_pkt_flush_layout),
+	KUNIT_CASE(stag_pkt_icrc_of_rxe_flush),
 	KUNIT_CASE(stag_pkt_every_opcode_round_trip),
 	KUNIT_CASE_PARAM(stag_pkt_parse_refuses, bad_gen_params),
 	KUNIT_CASE(stag_pkt_segments_at_every_mtu),

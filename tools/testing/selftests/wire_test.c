@@ -6,7 +6,9 @@
  * completion at both ends, the data byte for byte where it lands, and the
  * guard bytes around every buffer on both sides; the server's buffers and
  * completions are fetched and judged here. The cases: every RC operation at
- * sizes around the path MTU, atomics, atomic writes, remote access errors
+ * sizes around the path MTU, atomics, atomic writes, FLUSHes (from stag,
+ * written into its send ring by hand: rdma-core 44 has no ibv_wr_flush),
+ * remote access errors
  * and the error state behind them, RNR and retry exhaustion, UC, UD with
  * its GRH, an SRQ, a type 2 window of the server's, and a stranger's QP
  * the server must not hear. Runs in the guest as root; wire.sh starts both halves.
@@ -31,7 +33,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rdma/stag-abi.h>
+
 #include "mw.h"
+#include "raw.h"
 #include "wire.h"
 
 #define GRH_LEN		40
@@ -243,6 +248,123 @@ static void rc_atomic_write(const void *arg)
 	}
 	rbuf_expect(&rb, want, "server's region");
 	rexpect_none(&r, 'r', 0, "server's receive CQ");
+}
+
+/* ---- RC FLUSH (IBA 1.5), from stag ---- */
+
+/* The kernel's values (6.2's ib_user_verbs.h; Debian 12's headers are 6.1's). */
+#define WR_FLUSH		14
+#define WC_FLUSH		8
+#define ACC_FLUSH_GLOBAL	0x100
+#define FLUSH_GLOBAL		1
+#define FLUSH_RANGE		0
+#define FLUSH_MR		1
+#define FLEN			512
+
+static const struct flush {
+	const char *name;
+	int access;		/* of the server's region */
+	int qp_access;		/* of the server's QP */
+	bool exact;		/* a region over the data alone, the guards outside it */
+	bool write;		/* a WRITE of the range first */
+	uint8_t level;
+	size_t off, len;
+	enum ibv_wc_status status;
+} flushes[] = {
+	{ "RC FLUSH (global, a range) after a WRITE: both complete, the bytes are there",
+	  LW | RW | ACC_FLUSH_GLOBAL, ACC_FLUSH_GLOBAL, false, true, FLUSH_RANGE, 0, FLEN,
+	  IBV_WC_SUCCESS },
+	{ "RC FLUSH of a whole region, the range naming nothing of it: SUCCESS",
+	  LW | RW | ACC_FLUSH_GLOBAL, ACC_FLUSH_GLOBAL, false, false, FLUSH_MR, 1 << 20, 1,
+	  IBV_WC_SUCCESS },
+	{ "RC FLUSH of a range to a region's last byte: SUCCESS",
+	  LW | RW | ACC_FLUSH_GLOBAL, ACC_FLUSH_GLOBAL, true, false, FLUSH_RANGE, FLEN - 1, 1,
+	  IBV_WC_SUCCESS },
+	{ "RC FLUSH of a range one byte past a region's end: REM_ACCESS_ERR",
+	  LW | RW | ACC_FLUSH_GLOBAL, ACC_FLUSH_GLOBAL, true, false, FLUSH_RANGE, 1, FLEN,
+	  IBV_WC_REM_ACCESS_ERR },
+	{ "RC FLUSH of a region without the global flush right: REM_ACCESS_ERR",
+	  LW | RW, ACC_FLUSH_GLOBAL, false, false, FLUSH_RANGE, 0, FLEN, IBV_WC_REM_ACCESS_ERR },
+	{ "RC FLUSH to a QP without the global flush right: REM_INV_REQ_ERR",
+	  LW | RW | ACC_FLUSH_GLOBAL, 0, false, false, FLUSH_RANGE, 0, FLEN,
+	  IBV_WC_REM_INV_REQ_ERR },
+};
+
+/*
+ * A FLUSH of the server's region (after a WRITE of its range, if @f->write)
+ * as stag's provider of a newer rdma-core posts it; the server is stag or
+ * rdma_rxe, whose FETH and opcode stag's must be. An error leaves the
+ * server's QP in ERR (class C); nothing of the region changes but what
+ * the WRITE wrote.
+ */
+static void rc_flush(const void *arg)
+{
+	const struct flush *f = arg;
+	struct stag_send_wqe w = { .wr_id = 2, .opcode = WR_FLUSH,
+				   .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_device_attr_ex attr;
+	struct buf *src = buf_new(FLEN, LW);
+	struct conn mine, theirs;
+	uint8_t want[FLEN];
+	uint32_t rkey;
+	struct rbuf rb;
+	struct raw raw;
+	struct end *e;
+	struct rqp r;
+	uint64_t base;
+
+	if (!is_stag()) {
+		case_skip("rdma-core 44 posts no FLUSH: stag's are written into its ring by hand");
+		return;
+	}
+	if (ibv_query_device_ex(ctx, NULL, &attr) ||
+	    (attr.device_cap_flags_ex & (3ULL << 38)) != 3ULL << 38) {
+		case_skip("this device does not advertise FLUSH (a kernel before 6.2)");
+		return;
+	}
+	if (!src || !rbuf_new(&rb, FLEN, f->exact ? LW : f->access, SEED_S) ||
+	    !wire_new(IBV_QPT_RC, false, &e, &r, &mine, &theirs))
+		return;
+	rkey = rb.rkey;
+	if (f->exact && !rbuf_exact(&rb, f->access, &rkey)) {
+		t_fail("a region of the server's over its data alone");
+		return;
+	}
+	theirs.access |= f->qp_access;
+	if (!wire_connect(e, &r, &mine, &theirs) || !raw_open(e, &raw))
+		return;
+	fill(want, FLEN, SEED_S);
+	base = rb.addr;
+	if (f->write) {
+		struct stag_send_wqe wr = { .wr_id = 1, .opcode = IBV_WR_RDMA_WRITE, .num_sge = 1,
+					    .send_flags = IBV_SEND_SIGNALED };
+		struct ibv_sge sg = sge_of(src, 0, FLEN);
+
+		fill(src->data, FLEN, SEED_C);
+		wr.wr.rdma.remote_addr = base;
+		wr.wr.rdma.rkey = rkey;
+		raw_write(&raw, &wr, &sg, sizeof(sg));
+		fill(want, FLEN, SEED_C);
+	}
+	w.wr.flush.remote_addr = base + f->off;
+	w.wr.flush.length = f->len;
+	w.wr.flush.rkey = rkey;
+	w.wr.flush.type = FLUSH_GLOBAL;
+	w.wr.flush.level = f->level;
+	raw_write(&raw, &w, NULL, 0);
+	if (raw_publish(&raw, raw.prod)) {
+		t_fail("stagdv_qp_doorbell");
+		return;
+	}
+	if (f->write)
+		expect_wc(e->scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL, "the WRITE");
+	expect_wc(e->scq, 2, f->status, f->status == IBV_WC_SUCCESS ? WC_FLUSH : -1, NULL,
+		  "the FLUSH");
+	rexpect_state(&r, f->status == IBV_WC_SUCCESS ? IBV_QPS_RTS : IBV_QPS_ERR,
+		      "server's QP");
+	rbuf_expect(&rb, want, "server's region");
+	rexpect_none(&r, 'r', 0, "server's receive CQ");
+	expect_guards(src, "client's source");
 }
 
 /* ---- RC remote access errors ---- */
@@ -938,6 +1060,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(atomic_writes); i++)
 		wire_run(atomic_writes[i].name, rc_atomic_write, &atomic_writes[i], limit, npat,
 			 pat);
+	for (i = 0; i < ARRAY_SIZE(flushes); i++)
+		wire_run(flushes[i].name, rc_flush, &flushes[i], limit, npat, pat);
 	for (i = 0; i < ARRAY_SIZE(denials); i++)
 		wire_run(denials[i].name, rc_denied, &denials[i], limit, npat, pat);
 	for (i = 0; i < ARRAY_SIZE(cases); i++)

@@ -57,12 +57,26 @@ static void push_udp(struct sk_buff *skb, const struct stag_path *path)
 	uh->check = 0;
 }
 
-/* The ICRC goes last, once every byte it covers is in place. */
+static bool flush_icrc_rxe = true;
+module_param(flush_icrc_rxe, bool, 0644);
+MODULE_PARM_DESC(flush_icrc_rxe,
+		 "FLUSHes carry rdma_rxe's ICRC, as rxe wants; N: the IBTA's (default: Y)");
+
+/*
+ * The ICRC goes last, once every byte it covers is in place. A FLUSH's is
+ * rdma_rxe's unless told otherwise (stag_pkt_icrc_rxe_flush()): rxe is
+ * the responder a FLUSH meets on the wire today, and stag takes either.
+ */
 static void put_icrc(struct sk_buff *skb)
 {
-	void *bth = skb_transport_header(skb) + sizeof(struct udphdr);
+	u8 *bth = skb_transport_header(skb) + sizeof(struct udphdr);
+	u32 icrc;
 
-	put_unaligned_le32(stag_pkt_icrc(skb, bth), skb_tail_pointer(skb) - STAG_ICRC_LEN);
+	if (bth[0] == (STAG_OP_RC | STAG_OP_FLUSH) && READ_ONCE(flush_icrc_rxe))
+		icrc = stag_pkt_icrc_rxe_flush(skb, bth);
+	else
+		icrc = stag_pkt_icrc(skb, bth);
+	put_unaligned_le32(icrc, skb_tail_pointer(skb) - STAG_ICRC_LEN);
 }
 
 static u8 hop_limit(const struct stag_path *path)

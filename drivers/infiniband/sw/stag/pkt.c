@@ -347,21 +347,8 @@ static u32 icrc_skb(const struct sk_buff *skb, unsigned int off, unsigned int le
 /* The CRC of eight bytes of ones, the LRH a RoCE v2 packet does not have. */
 #define ICRC_SEED	0xdebb20e3
 
-/**
- * stag_pkt_icrc() - the ICRC of a RoCE v2 packet
- * @skb: the packet: IP header at its network header (IPv4 without
- *	options, or IPv6), UDP at its transport header, the ICRC in its last
- *	four bytes
- * @bth: the BTH, in the skb's linear part, after the UDP header
- *
- * The IP header is taken with its TOS (traffic class and flow label),
- * TTL (hop limit) and header checksum as ones, the UDP checksum as ones,
- * and the BTH's byte of FECN, BECN and reserved bits as ones; the rest of
- * the headers, the payload and the pad as they are.
- *
- * Return: the ICRC; put_unaligned_le32() stores it as the wire has it.
- */
-u32 stag_pkt_icrc(const struct sk_buff *skb, const void *bth)
+/* The ICRC's CRC before its final inversion (stag_pkt_icrc() says what it covers). */
+static u32 icrc_crc(const struct sk_buff *skb, const void *bth)
 {
 	u8 ph[sizeof(struct ipv6hdr) + sizeof(struct udphdr) + STAG_BTH_LEN];
 	struct udphdr *uh;
@@ -395,7 +382,45 @@ u32 stag_pkt_icrc(const struct sk_buff *skb, const void *bth)
 
 	crc = crc32_le(ICRC_SEED, ph, n);
 	off = (const u8 *)bth + STAG_BTH_LEN - skb->data;
-	crc = icrc_skb(skb, off, skb->len - off - STAG_ICRC_LEN, crc);
-	return ~crc;
+	return icrc_skb(skb, off, skb->len - off - STAG_ICRC_LEN, crc);
+}
+
+/**
+ * stag_pkt_icrc() - the ICRC of a RoCE v2 packet
+ * @skb: the packet: IP header at its network header (IPv4 without
+ *	options, or IPv6), UDP at its transport header, the ICRC in its last
+ *	four bytes
+ * @bth: the BTH, in the skb's linear part, after the UDP header
+ *
+ * The IP header is taken with its TOS (traffic class and flow label),
+ * TTL (hop limit) and header checksum as ones, the UDP checksum as ones,
+ * and the BTH's byte of FECN, BECN and reserved bits as ones; the rest of
+ * the headers, the payload and the pad as they are.
+ *
+ * Return: the ICRC; put_unaligned_le32() stores it as the wire has it.
+ */
+u32 stag_pkt_icrc(const struct sk_buff *skb, const void *bth)
+{
+	return ~icrc_crc(skb, bth);
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_pkt_icrc);
+
+/**
+ * stag_pkt_icrc_rxe_flush() - the ICRC rdma_rxe gives a FLUSH
+ * @skb: the packet, as for stag_pkt_icrc()
+ * @bth: its BTH
+ *
+ * rxe's opcode table gives RC FLUSH no payload offset, so rxe takes
+ * everything from the BTH to the ICRC for the payload too: its ICRC goes
+ * on from the IBTA's over the transport headers a second time, unmasked.
+ * rxe drops a FLUSH with the IBTA's ICRC, and sends its own.
+ *
+ * Return: that ICRC, stored as stag_pkt_icrc()'s is.
+ */
+u32 stag_pkt_icrc_rxe_flush(const struct sk_buff *skb, const void *bth)
+{
+	unsigned int off = (const u8 *)bth - skb->data;
+
+	return ~icrc_skb(skb, off, skb->len - off - STAG_ICRC_LEN, icrc_crc(skb, bth));
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_pkt_icrc_rxe_flush);

@@ -155,6 +155,7 @@ int stag_pkt_parse(const void *hdr, u32 len, struct stag_pkt *p);
 void stag_pkt_build(void *hdr, const struct stag_pkt *p);
 u8 stag_pkt_opcode(u8 class, u8 wr_opcode, bool first, bool last);
 u32 stag_pkt_icrc(const struct sk_buff *skb, const void *bth);
+u32 stag_pkt_icrc_rxe_flush(const struct sk_buff *skb, const void *bth);
 
 /* 24-bit PSN arithmetic: a > b, a == b or a < b within half the space. */
 static inline int stag_psn_cmp(u32 a, u32 b)

@@ -100,13 +100,19 @@ static enum stag_counter check_qp(const struct stag_qp *qp, const struct stag_pk
 	return STAG_CNT_NUM;
 }
 
+/* The IBTA's ICRC, or for a FLUSH rdma_rxe's too (stag_pkt_icrc_rxe_flush()). */
 static bool icrc_ok(const struct sk_buff *skb)
 {
 	__le32 wire;
+	u32 icrc;
 
 	if (skb_copy_bits(skb, skb->len - STAG_ICRC_LEN, &wire, sizeof(wire)))
 		return false;
-	return le32_to_cpu(wire) == stag_pkt_icrc(skb, skb->data);
+	icrc = le32_to_cpu(wire);
+	if (icrc == stag_pkt_icrc(skb, skb->data))
+		return true;
+	return skb->data[0] == (STAG_OP_RC | STAG_OP_FLUSH) &&
+	       icrc == stag_pkt_icrc_rxe_flush(skb, skb->data);
 }
 
 /* Queues a checked packet for its QP's work; false when the queue is full. */
