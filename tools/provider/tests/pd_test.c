@@ -16,29 +16,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "../pd.h"
 
 #define PD_HANDLE	40	/* the first handle the fake kernel gives */
 #define PDN		0x77
 #define RACE_LOOPS	200000
-
-static int passed, failed;
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	printf("FAIL: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
 
 /*
  * The leak check at exit reads /proc, which the chroots of

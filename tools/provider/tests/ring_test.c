@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "../ah.h"
 #include "../cq.h"
 #include "../mw.h"
@@ -36,25 +37,8 @@
 #define MAX_INLINE	64
 #define AH_NUM		77
 
-static int passed, failed;
 static int fd;
 static uint64_t next_offset = RINGS_START;
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		return;
-	}
-	failed++;
-	printf("FAIL: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
 
 /*
  * ---- the fake kernel ----
