@@ -387,7 +387,7 @@ enum stag_resp_result stag_resp_do_flush(struct stag_qp *dst, u32 rkey, u64 addr
 	int need = 0;
 
 	lockdep_assert_held(&dst->resp_mutex);
-	if (!type || type & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT) || level > IB_FLUSH_MR)
+	if (!stag_wqe_flush_valid(type, level))
 		return STAG_RESP_NAK_INV_REQ;
 	if (type & IB_FLUSH_GLOBAL)
 		need |= IB_ACCESS_FLUSH_GLOBAL;
@@ -395,7 +395,7 @@ enum stag_resp_result stag_resp_do_flush(struct stag_qp *dst, u32 rkey, u64 addr
 		need |= IB_ACCESS_FLUSH_PERSISTENT;
 	if ((READ_ONCE(dst->attr.qp_access_flags) & need) != need)
 		return STAG_RESP_NAK_INV_REQ;
-	if (stag_sgl_flush(dst->rq.remote, &sdev->tpt, &who, rkey, addr, len, type,
+	if (stag_sgl_flush(dst->rq.remote, &sdev->tpt, &who, rkey, addr, len, need,
 			   level == IB_FLUSH_MR))
 		return STAG_RESP_NAK_ACCESS;
 	return STAG_RESP_ACK;

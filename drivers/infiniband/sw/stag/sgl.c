@@ -580,7 +580,8 @@ static int wb_pmem(const struct stag_sgl *sgl)
  * @key: the R_Key
  * @addr: the first byte of the range
  * @len: its length
- * @type: IB_FLUSH_GLOBAL, IB_FLUSH_PERSISTENT or both
+ * @access: the rights its placement types need: IB_ACCESS_FLUSH_GLOBAL,
+ *	IB_ACCESS_FLUSH_PERSISTENT or both; the persistent one writes back
  * @whole: the region selectivity (IB_FLUSH_MR): all that @key names, from
  *	its first byte; @addr and @len are not looked at
  *
@@ -591,20 +592,15 @@ static int wb_pmem(const struct stag_sgl *sgl)
  * range written back to the persistent memory under it, page by page.
  *
  * Context: process context; sleeps.
- * Return: 0; the gate's errno, the rights checked being
- * IB_ACCESS_FLUSH_GLOBAL and IB_ACCESS_FLUSH_PERSISTENT for the types
- * asked; -EACCES for a region invalidated during the write-back.
+ * Return: 0; the gate's errno for @access; -EACCES for a region
+ * invalidated during the write-back.
  */
 int stag_sgl_flush(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct stag_gate_who *who,
-		   u32 key, u64 addr, u64 len, u8 type, bool whole)
+		   u32 key, u64 addr, u64 len, int access, bool whole)
 {
 	struct stag_sgl_ent *ent = &sgl->ent[0];
-	int access = 0, ret;
+	int ret;
 
-	if (type & IB_FLUSH_GLOBAL)
-		access |= IB_ACCESS_FLUSH_GLOBAL;
-	if (type & IB_FLUSH_PERSISTENT)
-		access |= IB_ACCESS_FLUSH_PERSISTENT;
 	sgl->num = 0;
 	sgl->length = 0;
 	sgl->kbuf = NULL;
@@ -620,7 +616,7 @@ int stag_sgl_flush(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct stag
 		sgl->length = len;
 		sgl->num = 1;
 	}
-	if (type & IB_FLUSH_PERSISTENT)
+	if (access & IB_ACCESS_FLUSH_PERSISTENT)
 		ret = wb_pmem(sgl);
 	/* Every store placed before, and the write-back, before the answer. */
 	wmb();

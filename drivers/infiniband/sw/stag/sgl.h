@@ -47,6 +47,6 @@ int __must_check stag_sgl_atomic(struct stag_sgl *target, u8 opcode, u64 compare
 				 u64 swap, u64 *orig);
 int __must_check stag_sgl_flush(struct stag_sgl *sgl, struct stag_tpt *tpt,
 				const struct stag_gate_who *who, u32 key, u64 addr, u64 len,
-				u8 type, bool whole);
+				int access, bool whole);
 
 #endif /* _STAG_SGL_H */

@@ -85,8 +85,7 @@ enum ib_wc_status stag_wqe_check_send(const struct stag_wqe_limits *lim,
 	    (hdr->send_flags & IB_SEND_INLINE || hdr->num_sge))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (stag_wqe_is_flush(hdr->opcode) &&
-	    (!hdr->wr.flush.type || hdr->wr.flush.type & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT) ||
-	     hdr->wr.flush.level > IB_FLUSH_MR))
+	    !stag_wqe_flush_valid(hdr->wr.flush.type, hdr->wr.flush.level))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (hdr->send_flags & IB_SEND_INLINE) {
 		if (!stag_wqe_is_send(hdr->opcode) && !stag_wqe_is_write(hdr->opcode))

@@ -113,6 +113,17 @@ static inline bool stag_wqe_is_flush(u8 opcode)
 	return opcode == IB_WR_FLUSH;
 }
 
+/*
+ * A FLUSH's placement type (IB_FLUSH_GLOBAL, IB_FLUSH_PERSISTENT or both)
+ * and selectivity (IB_FLUSH_RANGE, IB_FLUSH_MR) as the verbs define them:
+ * what the requester refuses to send and the responder to execute.
+ */
+static inline bool stag_wqe_flush_valid(u8 type, u8 level)
+{
+	return type && !(type & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT)) &&
+	       level <= IB_FLUSH_MR;
+}
+
 /* Requests with nothing to place at the requester, answered like a read. */
 static inline bool stag_wqe_is_bufferless(u8 opcode)
 {
