@@ -26,34 +26,8 @@
 #include "qp.h"
 #include "raw.h"
 
-/* The kernel's values (6.2's ib_user_verbs.h; Debian 12's headers are 6.1's). */
-#define WR_FLUSH		14
-#define WC_FLUSH		8
-#define ACC_FLUSH_GLOBAL	0x100
-#define ACC_FLUSH_PERSISTENT	0x200
-#define FLUSH_GLOBAL		1
-#define FLUSH_PERSISTENT	2
-#define FLUSH_RANGE		0
-#define FLUSH_MR		1
-
 #define TGT	4096
 #define QP_ALL	(LW | RW | RR | ACC_FLUSH_GLOBAL)
-
-/*
- * Whether the device has FLUSH. Before 6.2 the kernel's verbs refuse a
- * region with the flush rights, and stag does not advertise it there.
- */
-static bool have_flush(void)
-{
-	struct ibv_device_attr_ex attr;
-
-	if (ibv_query_device_ex(ctx, NULL, &attr) ||
-	    (attr.device_cap_flags_ex & (3ULL << 38)) != 3ULL << 38) {
-		case_skip("the device does not advertise FLUSH (a kernel before 6.2)");
-		return false;
-	}
-	return true;
-}
 
 /* Two connected RC QPs; @b's QP takes @b_access. @a is written by hand. */
 static bool fl_pair(struct end **a, struct end **b, int b_access, struct raw *raw)
@@ -70,20 +44,6 @@ static bool fl_pair(struct end **a, struct end **b, int b_access, struct raw *ra
 	return pair_connect(*a, &ca, *b, &cb) && raw_open(*a, raw);
 }
 
-static struct stag_send_wqe wqe_flush(uint64_t wr_id, uint32_t rkey, uint64_t addr,
-				      uint64_t len, uint8_t type, uint8_t level)
-{
-	struct stag_send_wqe w = { .wr_id = wr_id, .opcode = WR_FLUSH,
-				   .send_flags = IBV_SEND_SIGNALED };
-
-	w.wr.flush.remote_addr = addr;
-	w.wr.flush.length = len;
-	w.wr.flush.rkey = rkey;
-	w.wr.flush.type = type;
-	w.wr.flush.level = level;
-	return w;
-}
-
 /* Whether a hand-written post went out; a failure is the case's. */
 static bool posted(int ret, const char *what)
 {
@@ -97,7 +57,7 @@ static void flush_expect(struct end *a, struct raw *raw, const struct buf *t, ui
 			 uint64_t len, uint8_t type, uint8_t level, enum ibv_wc_status status,
 			 const char *what)
 {
-	struct stag_send_wqe w = wqe_flush(7, t->mr->rkey, (uintptr_t)t->data + off, len, type,
+	struct stag_send_wqe w = raw_wqe_flush(7, t->mr->rkey, (uintptr_t)t->data + off, len, type,
 					   level);
 
 	if (!posted(raw_post(raw, &w, NULL, 0), what))
@@ -115,7 +75,7 @@ static void fl_after_write(void)
 	struct end *a, *b;
 	struct raw raw;
 
-	if (!have_flush())
+	if (!raw_have_flush())
 		return;
 	src = buf_new(TGT, LW);
 	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
@@ -126,7 +86,7 @@ static void fl_after_write(void)
 	w.wr.rdma.remote_addr = (uintptr_t)t->data;
 	w.wr.rdma.rkey = t->mr->rkey;
 	raw_write(&raw, &w, &s, sizeof(s));
-	w = wqe_flush(2, t->mr->rkey, (uintptr_t)t->data, TGT, FLUSH_GLOBAL, FLUSH_RANGE);
+	w = raw_wqe_flush(2, t->mr->rkey, (uintptr_t)t->data, TGT, FLUSH_GLOBAL, FLUSH_RANGE);
 	raw_write(&raw, &w, NULL, 0);
 	if (!posted(raw_publish(&raw, raw.prod), "a WRITE and a FLUSH"))
 		return;
@@ -149,7 +109,7 @@ static void fl_bounds(void)
 	struct buf *t = &exact;
 	struct raw raw;
 
-	if (!have_flush())
+	if (!raw_have_flush())
 		return;
 	if (!whole)
 		return;
@@ -179,12 +139,12 @@ static void fl_whole_region(void)
 	struct end *a, *b;
 	struct raw raw;
 
-	if (!have_flush())
+	if (!raw_have_flush())
 		return;
 	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
 	if (!t || !fl_pair(&a, &b, QP_ALL, &raw))
 		return;
-	w = wqe_flush(3, t->mr->rkey, 0x10, UINT64_MAX, FLUSH_GLOBAL, FLUSH_MR);
+	w = raw_wqe_flush(3, t->mr->rkey, 0x10, UINT64_MAX, FLUSH_GLOBAL, FLUSH_MR);
 	if (!posted(raw_post(&raw, &w, NULL, 0), "the FLUSH"))
 		return;
 	expect_wc(a->scq, 3, IBV_WC_SUCCESS, WC_FLUSH, NULL, "a whole region, any range");
@@ -199,7 +159,7 @@ static void fl_region_rights(void)
 	struct end *a, *b;
 	struct raw raw;
 
-	if (!have_flush())
+	if (!raw_have_flush())
 		return;
 	if (!t || !fl_pair(&a, &b, QP_ALL | ACC_FLUSH_PERSISTENT, &raw))
 		return;
@@ -220,7 +180,7 @@ static void fl_qp_rights(void)
 	struct end *a, *b;
 	struct raw raw;
 
-	if (!have_flush())
+	if (!raw_have_flush())
 		return;
 	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
 	if (!t || !fl_pair(&a, &b, LW | RW | RR, &raw))
@@ -240,7 +200,7 @@ static void fl_other_keys(void)
 	struct end *a, *b;
 	struct raw raw;
 
-	if (!have_flush())
+	if (!raw_have_flush())
 		return;
 	pd2 = ibv_alloc_pd(ctx);
 	mem = calloc(1, TGT);
@@ -276,13 +236,13 @@ static void fl_bad_wqe(uint8_t type, uint8_t level, uint64_t len, int num_sge,
 	struct end *a, *b;
 	struct raw raw;
 
-	if (!have_flush())
+	if (!raw_have_flush())
 		return;
 	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
 	if (!t || !fl_pair(&a, &b, QP_ALL, &raw))
 		return;
 	s = sge_of(t, 0, 8);
-	w = wqe_flush(9, t->mr->rkey, (uintptr_t)t->data, len, type, level);
+	w = raw_wqe_flush(9, t->mr->rkey, (uintptr_t)t->data, len, type, level);
 	w.num_sge = num_sge;
 	if (!posted(raw_post(&raw, &w, &s, sizeof(s)), "the FLUSH"))
 		return;
@@ -309,12 +269,12 @@ static void fl_uc(void)
 	struct end *a, *b;
 	struct raw raw;
 
-	if (!have_flush())
+	if (!raw_have_flush())
 		return;
 	t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL);
 	if (!t || !pair_new(IBV_QPT_UC, &a, &b) || !raw_open(a, &raw))
 		return;
-	w = wqe_flush(4, t->mr->rkey, (uintptr_t)t->data, 8, FLUSH_GLOBAL, FLUSH_RANGE);
+	w = raw_wqe_flush(4, t->mr->rkey, (uintptr_t)t->data, 8, FLUSH_GLOBAL, FLUSH_RANGE);
 	if (!posted(raw_post(&raw, &w, NULL, 0), "the FLUSH"))
 		return;
 	expect_wc(a->scq, 4, IBV_WC_LOC_QP_OP_ERR, -1, NULL, "UC FLUSH");
@@ -326,7 +286,7 @@ static void fl_reg_persistent(void)
 	char *mem;
 	struct ibv_mr *mr;
 
-	if (!have_flush())
+	if (!raw_have_flush())
 		return;
 	mem = calloc(1, TGT);
 	if (!mem) {
@@ -387,7 +347,7 @@ static void *flush_many(void *arg)
 	int i;
 
 	for (i = 0; i < RACE_FLUSHES; i++) {
-		struct stag_send_wqe w = wqe_flush(100 + i, f->rkey, f->addr + (i % 8) * 512,
+		struct stag_send_wqe w = raw_wqe_flush(100 + i, f->rkey, f->addr + (i % 8) * 512,
 						   512, FLUSH_GLOBAL,
 						   i % 3 ? FLUSH_RANGE : FLUSH_MR);
 
@@ -417,7 +377,7 @@ static void fl_dereg_race(void)
 	pthread_t th;
 	long t0;
 
-	if (!have_flush())
+	if (!raw_have_flush())
 		goto out;
 	if (!t || !mr) {
 		t_fail("ibv_reg_mr: %s", strerror(errno));

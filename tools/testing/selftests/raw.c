@@ -62,3 +62,36 @@ int raw_post(struct raw *r, const struct stag_send_wqe *w, const void *tail, siz
 	raw_write(r, w, tail, len);
 	return raw_publish(r, r->prod);
 }
+
+/*
+ * Whether the case's device has FLUSH (both placement types in
+ * device_cap_flags_ex); the case skips if not. Before 6.2 the kernel's
+ * verbs refuse a region with the flush rights, and stag does not
+ * advertise it there.
+ */
+bool raw_have_flush(void)
+{
+	struct ibv_device_attr_ex attr;
+
+	if (ibv_query_device_ex(ctx, NULL, &attr) ||
+	    (attr.device_cap_flags_ex & (3ULL << 38)) != 3ULL << 38) {
+		case_skip("the device does not advertise FLUSH (a kernel before 6.2)");
+		return false;
+	}
+	return true;
+}
+
+/* A signaled FLUSH WQE, as the provider of a newer rdma-core writes one. */
+struct stag_send_wqe raw_wqe_flush(uint64_t wr_id, uint32_t rkey, uint64_t addr, uint64_t len,
+				   uint8_t type, uint8_t level)
+{
+	struct stag_send_wqe w = { .wr_id = wr_id, .opcode = WR_FLUSH,
+				   .send_flags = IBV_SEND_SIGNALED };
+
+	w.wr.flush.remote_addr = addr;
+	w.wr.flush.length = len;
+	w.wr.flush.rkey = rkey;
+	w.wr.flush.type = type;
+	w.wr.flush.level = level;
+	return w;
+}

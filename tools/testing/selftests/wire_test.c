@@ -252,13 +252,6 @@ static void rc_atomic_write(const void *arg)
 
 /* ---- RC FLUSH (IBA 1.5), from stag ---- */
 
-/* The kernel's values (6.2's ib_user_verbs.h; Debian 12's headers are 6.1's). */
-#define WR_FLUSH		14
-#define WC_FLUSH		8
-#define ACC_FLUSH_GLOBAL	0x100
-#define FLUSH_GLOBAL		1
-#define FLUSH_RANGE		0
-#define FLUSH_MR		1
 #define FLEN			512
 
 static const struct flush {
@@ -300,9 +293,7 @@ static const struct flush {
 static void rc_flush(const void *arg)
 {
 	const struct flush *f = arg;
-	struct stag_send_wqe w = { .wr_id = 2, .opcode = WR_FLUSH,
-				   .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_device_attr_ex attr;
+	struct stag_send_wqe w;
 	struct buf *src = buf_new(FLEN, LW);
 	struct conn mine, theirs;
 	uint8_t want[FLEN];
@@ -317,11 +308,8 @@ static void rc_flush(const void *arg)
 		case_skip("rdma-core 44 posts no FLUSH: stag's are written into its ring by hand");
 		return;
 	}
-	if (ibv_query_device_ex(ctx, NULL, &attr) ||
-	    (attr.device_cap_flags_ex & (3ULL << 38)) != 3ULL << 38) {
-		case_skip("this device does not advertise FLUSH (a kernel before 6.2)");
+	if (!raw_have_flush())
 		return;
-	}
 	if (!src || !rbuf_new(&rb, FLEN, f->exact ? LW : f->access, SEED_S) ||
 	    !wire_new(IBV_QPT_RC, false, &e, &r, &mine, &theirs))
 		return;
@@ -346,11 +334,7 @@ static void rc_flush(const void *arg)
 		raw_write(&raw, &wr, &sg, sizeof(sg));
 		fill(want, FLEN, SEED_C);
 	}
-	w.wr.flush.remote_addr = base + f->off;
-	w.wr.flush.length = f->len;
-	w.wr.flush.rkey = rkey;
-	w.wr.flush.type = FLUSH_GLOBAL;
-	w.wr.flush.level = f->level;
+	w = raw_wqe_flush(2, rkey, base + f->off, f->len, FLUSH_GLOBAL, f->level);
 	raw_write(&raw, &w, NULL, 0);
 	if (raw_publish(&raw, raw.prod)) {
 		t_fail("stagdv_qp_doorbell");
