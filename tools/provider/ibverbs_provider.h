@@ -803,6 +803,9 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr, int attr_ma
 		     struct ibv_qp_init_attr *qp_init_attr, struct ibv_query_qp *cmd,
 		     size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+/* Multicast: the kernel attaches the UD QP; nothing of it is in user space. */
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 
 /*
  * Shared receive queues. ibv_cmd_create_srq fills the handle and writes the

@@ -352,6 +352,16 @@ int ibv_cmd_dereg_mr(struct verbs_mr *vmr)
 	abort();
 }
 
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	abort();
+}
+
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	abort();
+}
+
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,
 				    struct verbs_context *context_offset, uint32_t driver_id)
 {

@@ -21,6 +21,7 @@
 #include "ah.h"
 #include "compat.h"
 #include "cq.h"
+#include "mcast.h"
 #include "mr.h"
 #include "mw.h"
 #include "pd.h"
@@ -151,6 +152,9 @@ static void init_attr(struct stag_dev *sdev)
 	attr->max_srq_sge = STAG_MAX_SGE;
 	attr->max_ah = sdev->res.max[STAG_RES_AH];
 	attr->max_mw = sdev->res.max[STAG_RES_MW];
+	attr->max_mcast_grp = STAG_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = STAG_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = STAG_MAX_MCAST_GRP * STAG_MAX_MCAST_QP_ATTACH;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_UD_AV_PORT_ENFORCE | IB_DEVICE_MEM_WINDOW |

@@ -13,6 +13,7 @@
 
 #include "ah.h"
 #include "dev.h"
+#include "mcast.h"
 #include "qp.h"
 #include "req.h"
 #include "resp.h"
@@ -33,6 +34,17 @@ static struct stag_qp *find_qp(const union ib_gid *dgid, u32 qpn)
 	return qp;
 }
 
+/* A UD send's address and qkey. */
+static void ud_address(struct stag_qp *qp, struct stag_msg *msg)
+{
+	const struct stag_swqe *wqe = msg->wqe;
+
+	msg->av = &wqe->av;
+	/* A qkey with the high bit set means the QP's own (IBA 10.2.5). */
+	msg->qkey = wqe->hdr.wr.ud.remote_qkey & 0x80000000 ? READ_ONCE(qp->attr.qkey) :
+							      wqe->hdr.wr.ud.remote_qkey;
+}
+
 /* Where the message goes: the connected peer, or the WQE's address. */
 static struct stag_qp *route(struct stag_qp *qp, struct stag_msg *msg)
 {
@@ -40,10 +52,7 @@ static struct stag_qp *route(struct stag_qp *qp, struct stag_msg *msg)
 
 	if (qp->ibqp.qp_type != IB_QPT_UD && qp->ibqp.qp_type != IB_QPT_GSI)
 		return find_qp(&qp->dgid, READ_ONCE(qp->attr.dest_qp_num));
-	msg->av = &wqe->av;
-	/* A qkey with the high bit set means the QP's own (IBA 10.2.5). */
-	msg->qkey = wqe->hdr.wr.ud.remote_qkey & 0x80000000 ? READ_ONCE(qp->attr.qkey) :
-							      wqe->hdr.wr.ud.remote_qkey;
+	ud_address(qp, msg);
 	return find_qp(&wqe->av.dgid, wqe->hdr.wr.ud.remote_qpn & 0xffffff);
 }
 
@@ -100,30 +109,21 @@ static void answer(struct stag_qp *qp, struct stag_send *s, enum stag_resp_resul
 	}
 }
 
-/* Hands the send to its destination and acts on the answer. */
-static void execute(struct stag_qp *qp, struct stag_send *s)
+/*
+ * Hands the message to @dst, its local buffers through the gate first.
+ * Return: the destination's answer; the send's local buffers refused:
+ * false, the send fails with LOC_PROT_ERR.
+ */
+static bool hand_over(struct stag_qp *qp, struct stag_qp *dst, struct stag_msg *msg,
+		      enum stag_resp_result *result)
 {
 	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
-	const struct stag_swqe *wqe = &s->wqe;
-	u8 op = wqe->hdr.opcode;
-	struct stag_msg msg = {
-		.src = qp,
-		.wqe = wqe,
-		.local = qp->sq.local,
-		.length = wqe->length,
-		.src_qpn = qp->ibqp.qp_num,
-	};
+	const struct stag_swqe *wqe = msg->wqe;
 	struct stag_gate_who who = stag_qp_who(qp);
-	enum stag_resp_result result;
+	u8 op = wqe->hdr.opcode;
 	bool local_error = false;
-	struct stag_qp *dst;
 	int access = 0;
 
-	dst = route(qp, &msg);
-	if (!dst) {
-		answer(qp, s, STAG_RESP_DROP);
-		return;
-	}
 	if (op == IB_WR_RDMA_READ || stag_wqe_is_atomic(op))
 		access = IB_ACCESS_LOCAL_WRITE;
 
@@ -147,16 +147,89 @@ static void execute(struct stag_qp *qp, struct stag_send *s)
 	}
 	if (local_error) {
 		mutex_unlock(&dst->resp_mutex);
-		stag_qp_put(dst);
-		stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
-		return;
+		return false;
 	}
-	result = stag_resp_deliver(dst, &msg);
+	*result = stag_resp_deliver(dst, msg);
 	stag_sgl_release(qp->sq.local);
 	mutex_unlock(&dst->resp_mutex);
-	qp->sq.rnr_timer = READ_ONCE(dst->attr.min_rnr_timer);
+	return true;
+}
+
+static void init_msg(struct stag_qp *qp, const struct stag_swqe *wqe, struct stag_msg *msg)
+{
+	*msg = (struct stag_msg) {
+		.src = qp,
+		.wqe = wqe,
+		.local = qp->sq.local,
+		.length = wqe->length,
+		.src_qpn = qp->ibqp.qp_num,
+	};
+}
+
+/**
+ * stag_loopback_mcast() - hand a UD send to every QP of this host
+ * attached to its group
+ * @qp: the sending QP
+ * @s: the send, to STAG_MCAST_QPN at a multicast GID
+ *
+ * Each member is a destination of its own: its qkey and its receive
+ * decide whether it takes the message, as on the wire, and the sender
+ * is one too if it is attached. The send does not complete here.
+ *
+ * Context: under the QP's sq.mutex.
+ * Return: 0, or -EACCES when the send's local buffers were refused.
+ */
+int stag_loopback_mcast(struct stag_qp *qp, struct stag_send *s)
+{
+	struct stag_mcast_members *members = stag_mcast_get(&s->wqe.av.dgid);
+	enum stag_resp_result result;
+	struct stag_msg msg;
+	unsigned int i;
+	int ret = 0;
+
+	if (!members)
+		return 0;
+	for (i = 0; i < members->n; i++) {
+		init_msg(qp, &s->wqe, &msg);
+		ud_address(qp, &msg);
+		if (!hand_over(qp, members->m[i].qp, &msg, &result)) {
+			ret = -EACCES;
+			break;
+		}
+	}
+	stag_mcast_put(members);
+	return ret;
+}
+
+/* Hands the send to its destination and acts on the answer. */
+static void execute(struct stag_qp *qp, struct stag_send *s)
+{
+	enum stag_resp_result result;
+	struct stag_qp *dst;
+	struct stag_msg msg;
+	bool handed;
+
+	if (qp->ibqp.qp_type == IB_QPT_UD && stag_mcast_send(&s->wqe)) {
+		if (stag_loopback_mcast(qp, s))
+			stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
+		else
+			stag_req_done(qp, s, IB_WC_SUCCESS);
+		return;
+	}
+	init_msg(qp, &s->wqe, &msg);
+	dst = route(qp, &msg);
+	if (!dst) {
+		answer(qp, s, STAG_RESP_DROP);
+		return;
+	}
+	handed = hand_over(qp, dst, &msg, &result);
+	if (handed)
+		qp->sq.rnr_timer = READ_ONCE(dst->attr.min_rnr_timer);
 	stag_qp_put(dst);
-	answer(qp, s, result);
+	if (!handed)
+		stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
+	else
+		answer(qp, s, result);
 }
 
 static bool loopback_start(struct stag_qp *qp, struct stag_send *s)

@@ -28,6 +28,7 @@
 #include "compat.h"
 #include "counters.h"
 #include "dev.h"
+#include "mcast.h"
 #include "qp.h"
 #include "roce.h"
 #include "route.h"
@@ -170,6 +171,82 @@ drop:
 	kfree_skb(skb);
 }
 
+/* The first device of @members whose netdev @ndev is. */
+static struct stag_dev *group_dev(const struct stag_mcast_members *members,
+				  const struct net_device *ndev)
+{
+	struct stag_dev *sdev;
+	unsigned int i;
+
+	for (i = 0; i < members->n; i++) {
+		sdev = to_stag_dev(members->m[i].qp->ibqp.device);
+		if (sdev->ndev == ndev)
+			return sdev;
+	}
+	return NULL;
+}
+
+/*
+ * A packet for a multicast group: a UD SEND to STAG_MCAST_QPN, for every
+ * QP attached to the group on a device of the netdev it came in on. Each
+ * gets a copy of its own, checked as a packet for it alone (state,
+ * Q_Key); the headers and the ICRC are checked once.
+ */
+static void deliver_group(struct sk_buff *skb, const union ib_gid *sgid,
+			  const union ib_gid *dgid)
+{
+	struct stag_mcast_members *members;
+	enum stag_counter drop;
+	struct stag_dev *sdev;
+	struct sk_buff *copy;
+	struct stag_qp *qp;
+	struct stag_pkt p;
+	u8 op = skb->data[0];
+	unsigned int i;
+	bool icrc;
+
+	/* This host's own send, looped back: its members had it directly. */
+	if (skb->pkt_type == PACKET_LOOPBACK && stag_roce_loopback_allowed())
+		goto free;
+	members = stag_mcast_get(dgid);
+	if (!members)
+		goto free;
+	sdev = group_dev(members, skb->dev);
+	if (!sdev)
+		goto put;
+	if (!pskb_may_pull(skb, stag_pkt_ops[op].hlen ?: STAG_BTH_LEN) ||
+	    stag_pkt_parse(skb->data, skb->len, &p) ||
+	    (p.opcode & STAG_OP_CLASS_MASK) != STAG_OP_UD || p.qpn != STAG_MCAST_QPN) {
+		stag_count_drop(sdev, STAG_CNT_DROP_MALFORMED, STAG_MCAST_QPN);
+		goto put;
+	}
+	icrc = icrc_ok(skb);
+	for (i = 0; i < members->n; i++) {
+		qp = members->m[i].qp;
+		sdev = to_stag_dev(qp->ibqp.device);
+		if (sdev->ndev != skb->dev)
+			continue;
+		drop = check_qp(qp, &p, sgid, dgid);
+		if (drop == STAG_CNT_NUM && !icrc)
+			drop = STAG_CNT_ICRC_ERR;
+		if (drop != STAG_CNT_NUM) {
+			stag_count_drop(sdev, drop, qp->ibqp.qp_num);
+			continue;
+		}
+		stag_count(sdev, STAG_CNT_RCVD_PKTS);
+		stag_count_add(sdev, STAG_CNT_RCVD_BYTES, skb->len);
+		copy = skb_clone(skb, GFP_ATOMIC);
+		if (!copy || !enqueue(qp, copy, &p)) {
+			stag_count_drop(sdev, STAG_CNT_DROP_BACKLOG, qp->ibqp.qp_num);
+			kfree_skb(copy);
+		}
+	}
+put:
+	stag_mcast_put(members);
+free:
+	kfree_skb(skb);
+}
+
 /* The UDP tunnel's receive hook: the skb's data is its UDP header. */
 static int roce_rcv(struct sock *sk, struct sk_buff *skb)
 {
@@ -181,6 +258,10 @@ static int roce_rcv(struct sock *sk, struct sk_buff *skb)
 	__skb_pull(skb, sizeof(struct udphdr));
 	whole = addresses(skb, &sgid, &dgid);
 	whole = pskb_may_pull(skb, STAG_BTH_LEN) && whole;
+	if (whole && stag_mcast_is_group(&dgid)) {
+		deliver_group(skb, &sgid, &dgid);
+		return 0;
+	}
 	rcu_read_lock();
 	sdev = stag_route_dev_rcu(&dgid);
 	if (sdev && whole) {

@@ -28,6 +28,7 @@
 
 #include "counters.h"
 #include "dev.h"
+#include "mcast.h"
 #include "qp.h"
 #include "req.h"
 #include "roce.h"
@@ -793,9 +794,21 @@ const struct stag_xport stag_roce_uc_xport = {
  */
 static bool ud_start(struct stag_qp *qp, struct stag_send *s)
 {
-	if (!stag_roce_up() ||
-	    (stag_roce_loopback_allowed() && stag_route_is_local(&s->wqe.av.dgid)))
+	bool loopback = stag_roce_loopback_allowed();
+
+	if (!stag_roce_up() || (loopback && stag_route_is_local(&s->wqe.av.dgid)))
 		return stag_loopback_xport.start(qp, s);
+	/*
+	 * A group's members on this host get the message directly, the
+	 * others as a packet, whose copy the stack loops back to this host
+	 * is dropped on the way in (roce.c). Without loopback that copy is
+	 * how this host's members get it.
+	 */
+	if (loopback && qp->ibqp.qp_type == IB_QPT_UD && stag_mcast_send(&s->wqe) &&
+	    stag_loopback_mcast(qp, s)) {
+		stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
+		return true;
+	}
 	return unreliable_start(qp, s);
 }
 

@@ -14,6 +14,7 @@
 #include "counters.h"
 #include "cq.h"
 #include "dev.h"
+#include "mcast.h"
 #include "mr.h"
 #include "mw.h"
 #include "pd.h"
@@ -107,6 +108,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.alloc_mw = stag_mw_alloc,
 	.alloc_pd = stag_pd_alloc,
 	.alloc_ucontext = stag_alloc_ucontext,
+	.attach_mcast = stag_mcast_attach,
 	.create_ah = stag_ah_create,
 	.create_cq = stag_cq_create,
 	.create_qp = stag_qp_create,
@@ -122,6 +124,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.destroy_cq = stag_cq_destroy,
 	.destroy_qp = stag_qp_destroy,
 	.destroy_srq = stag_srq_destroy,
+	.detach_mcast = stag_mcast_detach,
 	.disassociate_ucontext = stag_disassociate_ucontext,
 	.fill_res_mr_entry = stag_mr_fill_res_entry,
 	.fill_res_qp_entry = stag_qp_fill_res_entry,

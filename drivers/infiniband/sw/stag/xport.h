@@ -33,6 +33,7 @@ struct stag_xport {
 };
 
 extern const struct stag_xport stag_loopback_xport;
+int stag_loopback_mcast(struct stag_qp *qp, struct stag_send *s);
 
 const struct stag_xport *stag_xport_select(struct stag_qp *qp);
 
