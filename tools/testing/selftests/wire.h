@@ -38,6 +38,8 @@
  *                                                        a BIND_MW on q; poll q's s CQ)
  *   STATE q                         OK state
  *   DESTROY q                       OK
+ *   MCAST q attach|detach gid       OK                  (ibv_attach_mcast or
+ *                                                        ibv_detach_mcast; ERR errno why)
  *   COUNTER name                    OK value            (of the port's hw_counters)
  *   RES                             OK qps cqs mrs pins (the device's objects, from rdma
  *                                                        resource show; pages FOLL_PINned

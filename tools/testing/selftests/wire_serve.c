@@ -418,6 +418,54 @@ static void c_destroy(const struct req *r)
 	reply(r->tx, "OK");
 }
 
+/* Groups QPs are attached to, detached before the QPs go (an attached QP cannot). */
+static struct attached {
+	struct ibv_qp *qp;
+	union ibv_gid g;
+} attached[16];
+static int nattached;
+
+static void detach_all(void)
+{
+	while (nattached > 0) {
+		nattached--;
+		ibv_detach_mcast(attached[nattached].qp, &attached[nattached].g, 0);
+	}
+}
+
+static void c_mcast(const struct req *r)
+{
+	struct end *e = qp_at(r->v[1], r->tx);
+	bool attach = !strcmp(r->tok[2], "attach");
+	union ibv_gid g;
+	int i, ret;
+
+	if (!e)
+		return;
+	if (!gid_parse(r->tok[3], &g)) {
+		reply(r->tx, "ERR bad GID %s", r->tok[3]);
+		return;
+	}
+	if (attach && nattached == ARRAY_SIZE(attached)) {
+		reply(r->tx, "ERR more than %zu attaches", ARRAY_SIZE(attached));
+		return;
+	}
+	ret = attach ? ibv_attach_mcast(e->qp, &g, 0) : ibv_detach_mcast(e->qp, &g, 0);
+	if (ret) {
+		reply(r->tx, "ERR %d %s", ret, strerror(ret));
+		return;
+	}
+	for (i = 0; i < nattached; i++) {
+		if (attached[i].qp == e->qp && !memcmp(&attached[i].g, &g, sizeof(g)))
+			break;
+	}
+	if (attach && i == nattached)
+		attached[nattached++] = (struct attached){ e->qp, g };
+	else if (!attach && i < nattached)
+		attached[i] = attached[--nattached];
+	reply(r->tx, "OK");
+}
+
 static void c_counter(const struct req *r)
 {
 	long v = strchr(r->tok[1], '/') ? -1 : hw_counter(r->tok[1]);
@@ -499,6 +547,7 @@ static const struct cmd {
 	{ "BIND", 7, c_bind },
 	{ "STATE", 2, c_state },
 	{ "DESTROY", 2, c_destroy },
+	{ "MCAST", 4, c_mcast },
 	{ "COUNTER", 2, c_counter },
 	{ "RES", 1, c_res },
 	{ "DIE", 2, c_die },
@@ -557,6 +606,7 @@ static int serve_conn(int fd, int gid_arg)
 	}
 	while (!bye && fgets(line, sizeof(line), rx))
 		bye = !serve_line(line, rx, tx);
+	detach_all();
 	release_owned();
 	case_release();
 	/* What failed here, a destroy above all, is this side's to report. */
