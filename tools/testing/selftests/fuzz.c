@@ -12,7 +12,9 @@
  * sizes, flags, states and masks out of range, keys of regions
  * deregistered a moment ago, addresses outside every region, unmapped
  * memory. Besides the verbs, a thread may write random bytes into a QP's
- * own send ring and ring the doorbell, post a FLUSH there by hand (rdma-core
+ * own send ring and ring the doorbell, attach a QP to a multicast group or
+ * detach it (UD SENDs then go to the group's QPN, 0xffffff, a third of the
+ * time), post a FLUSH there by hand (rdma-core
  * 44 has no ibv_wr_flush(); mostly of a region that exists, as a range or
  * whole, on a device with FLUSH, whose regions and RC QPs then often have
  * the global flush right), map new memory over a buffer that has regions
@@ -92,6 +94,7 @@ struct world {
 struct stats {
 	atomic_ulong calls, failed, einval, enomem, ebusy, other_err;
 	atomic_ulong completions, wc_errors, wc_flushed, junk_rings, flushes, forks, remaps;
+	atomic_ulong attaches;
 	atomic_ulong workers, killed, finished;
 };
 
@@ -104,6 +107,10 @@ static struct stats *stats;
 
 /* ACC_FLUSH_GLOBAL where the device has FLUSH (Linux 6.2 on), else 0: set per worker. */
 static int flush_access;
+
+/* The multicast groups QPs attach to, in the family of the worker's GID. */
+#define NGROUP		4
+static union ibv_gid groups[NGROUP];
 
 /* ---- randomness ---- */
 
@@ -554,6 +561,8 @@ static void op_ah(struct world *w)
 				 .sgid_index = one_in(8) ? rnd(256) : (uint32_t)w->gid_index },
 		};
 
+		if (one_in(4))
+			a.grh.dgid = groups[rnd(NGROUP)];
 		pd = take(w, K_PD, NULL);
 		if (!pd)
 			return;
@@ -566,6 +575,73 @@ static void op_ah(struct world *w)
 		if (ah)
 			count(ibv_destroy_ah(ah));
 	}
+}
+
+/* 239.255.90.n or ff0e::90:n, n < NGROUP, as the worker's GID is IPv4 or not. */
+static void groups_init(const union ibv_gid *gid)
+{
+	bool v4 = !memcmp(gid->raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+	int i;
+
+	for (i = 0; i < NGROUP; i++) {
+		memset(&groups[i], 0, sizeof(groups[i]));
+		if (v4) {
+			memcpy(groups[i].raw, gid->raw, 12);
+			groups[i].raw[12] = 239;
+			groups[i].raw[13] = 255;
+			groups[i].raw[14] = 90;
+		} else {
+			groups[i].raw[0] = 0xff;
+			groups[i].raw[1] = 0x0e;
+			groups[i].raw[13] = 0x90;
+		}
+		groups[i].raw[15] = i;
+	}
+}
+
+/*
+ * A QP's destroy, which the core refuses (EBUSY) while it is attached to a
+ * group: mostly after detaching it from every group (with either LID
+ * op_mcast uses), as a process does; else the destroy is tried first.
+ */
+static int destroy_qp(void *o)
+{
+	struct ibv_qp *qp = o;
+	int i, ret = EBUSY;
+
+	if (one_in(4))
+		ret = ibv_destroy_qp(qp);
+	if (ret != EBUSY)
+		return ret;
+	for (i = 0; i < 2 * NGROUP; i++)
+		ibv_detach_mcast(qp, &groups[i / 2], i % 2);
+	return ibv_destroy_qp(qp);
+}
+
+/* Attach a QP to a group or detach it: mostly a group of the worker's, else any GID. */
+static void op_mcast(struct world *w)
+{
+	union ibv_gid g = groups[rnd(NGROUP)];
+	struct ibv_qp *qp = take(w, K_QP, NULL);
+	unsigned int i;
+	int ret;
+
+	if (!qp)
+		return;
+	if (one_in(8)) {
+		for (i = 0; i < sizeof(g.raw); i++)
+			g.raw[i] = rnd(256);
+	} else if (one_in(8)) {
+		g = w->gid;
+	}
+	if (rnd(3)) {
+		ret = ibv_attach_mcast(qp, &g, rnd(2));
+		count(ret);
+		if (!ret)
+			atomic_fetch_add(&stats->attaches, 1);
+	} else
+		count(ibv_detach_mcast(qp, &g, rnd(2)));
+	give(w, K_QP, qp);
 }
 
 static const enum ibv_qp_type qp_types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
@@ -692,7 +768,7 @@ static void op_qp(struct world *w)
 	case 1:
 		qp = remove_one(w, K_QP, NULL);
 		if (qp)
-			count(ibv_destroy_qp(qp));
+			count(destroy_qp(qp));
 		break;
 	case 2:
 	case 3:
@@ -851,7 +927,9 @@ static void op_post(struct world *w)
 		if (!ah)
 			goto out;
 		wr.wr.ud.ah = ah;
-		wr.wr.ud.remote_qpn = one_in(2) ? qp->qp_num : wild32() & 0xffffff;
+		/* A group's QPN a third of the time: every QP attached to the AH's group. */
+		wr.wr.ud.remote_qpn = one_in(3) ? 0xffffff :
+				      one_in(2) ? qp->qp_num : wild32() & 0xffffff;
 		wr.wr.ud.remote_qkey = one_in(4) ? wild32() : QKEY;
 	}
 	count(ibv_post_send(qp, &wr, &bad));
@@ -1003,7 +1081,7 @@ static const struct {
 } ops[] = {
 	{ op_pd, 3 }, { op_cq, 4 }, { op_mr, 5 }, { op_mw, 3 }, { op_srq, 2 }, { op_ah, 2 },
 	{ op_qp, 6 }, { op_post, 12 }, { op_junk_ring, 1 }, { op_flush, 2 }, { op_fork, 1 },
-	{ op_remap, 1 },
+	{ op_remap, 1 }, { op_mcast, 2 },
 };
 
 static void *thread_main(void *arg)
@@ -1025,7 +1103,6 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-static int destroy_qp(void *o) { return ibv_destroy_qp(o); }
 static int destroy_ah(void *o) { return ibv_destroy_ah(o); }
 static int dealloc_mw(void *o) { return ibv_dealloc_mw(o); }
 static int dereg_mr(void *o) { return ibv_dereg_mr(o); }
@@ -1101,6 +1178,7 @@ static void worker(const char *dev, int gid_index, uint64_t seed, int threads)
 	w.ctx = open_by_name(dev);
 	if (!w.ctx || ibv_query_gid(w.ctx, 1, gid_index, &w.gid))
 		_exit(3);
+	groups_init(&w.gid);
 	{
 		struct ibv_device_attr_ex attr;
 
@@ -1238,11 +1316,11 @@ int main(int argc, char **argv)
 	printf("# fuzz: %lu workers (%lu killed, %lu finished), %lu verbs calls, %lu failed "
 	       "(EINVAL %lu, ENOMEM %lu, EBUSY %lu, other %lu), %lu completions polled "
 	       "(%lu flushed, %lu other errors), %lu junk rings, %lu FLUSHes, %lu forks, "
-	       "%lu remaps\n",
+	       "%lu remaps, %lu multicast attaches\n",
 	       stats->workers, stats->killed, stats->finished, stats->calls, stats->failed,
 	       stats->einval, stats->enomem, stats->ebusy, stats->other_err, stats->completions,
 	       stats->wc_flushed, stats->wc_errors, stats->junk_rings, stats->flushes,
-	       stats->forks, stats->remaps);
+	       stats->forks, stats->remaps, stats->attaches);
 	return bad ? 1 : 0;
 
 usage:
