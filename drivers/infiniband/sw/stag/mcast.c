@@ -148,18 +148,22 @@ static bool has_dev(const struct stag_mcast_members *m, const struct ib_device *
 
 /*
  * The netdev joins or leaves the group, so that its packets come in: an
- * IPv4 group through the netdev's IGMP, any other through MLD. A netdev
+ * IPv4 group through the netdev's IGMP, any other through MLD. Both under
+ * rtnl, which IGMP needs everywhere and MLD up to Linux 6.1. A netdev
  * without the address family cannot join: -ENODEV.
  */
 static int membership(struct stag_dev *sdev, const union ib_gid *mgid, bool join)
 {
+	const struct in6_addr *addr6 = (const struct in6_addr *)mgid->raw;
 	struct in_device *in_dev;
 	int ret = 0;
 	__be32 addr;
 
-	if (ipv6_addr_v4mapped((const struct in6_addr *)mgid->raw)) {
+	if (!ipv6_addr_v4mapped(addr6) && !IS_ENABLED(CONFIG_IPV6))
+		return -ENODEV;
+	rtnl_lock();
+	if (ipv6_addr_v4mapped(addr6)) {
 		memcpy(&addr, mgid->raw + 12, sizeof(addr));
-		rtnl_lock();
 		in_dev = __in_dev_get_rtnl(sdev->ndev);
 		if (!in_dev)
 			ret = -ENODEV;
@@ -167,15 +171,12 @@ static int membership(struct stag_dev *sdev, const union ib_gid *mgid, bool join
 			ip_mc_inc_group(in_dev, addr);
 		else
 			ip_mc_dec_group(in_dev, addr);
-		rtnl_unlock();
-		return ret;
+	} else if (join) {
+		ret = ipv6_dev_mc_inc(sdev->ndev, addr6);
+	} else {
+		ret = ipv6_dev_mc_dec(sdev->ndev, addr6);
 	}
-	if (!IS_ENABLED(CONFIG_IPV6))
-		return -ENODEV;
-	if (join)
-		ret = ipv6_dev_mc_inc(sdev->ndev, (const struct in6_addr *)mgid->raw);
-	else
-		ret = ipv6_dev_mc_dec(sdev->ndev, (const struct in6_addr *)mgid->raw);
+	rtnl_unlock();
 	return ret == -EINVAL ? -ENODEV : ret;
 }
 
