@@ -313,6 +313,125 @@ static void mcast_delivery_v6(void)
 }
 
 /*
+ * A member on another stag device of this host, stag_mc on lo, made for
+ * the case: a SEND from this device's QP reaches it and this device's
+ * member alike, byte for byte. Over loopback only: with stag.loopback=0
+ * a group's message comes back in through the sending netdev alone.
+ */
+static void mcast_other_device(void)
+{
+	union ibv_gid g = group(6);
+	struct buf *src = buf_new(LEN, LW), *dst = buf_new(GRH_LEN + LEN, LW);
+	size_t len2 = GUARD + GRH_LEN + LEN + GUARD;
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_UD, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
+	struct ibv_qp_attr rtr = { .qp_state = IBV_QPS_RTR };
+	struct ibv_context *ctx2 = NULL;
+	struct ibv_pd *pd2 = NULL;
+	struct ibv_cq *cq2 = NULL;
+	struct ibv_qp *qp2 = NULL;
+	struct ibv_mr *mr2 = NULL;
+	char *mem2 = NULL;
+	struct end *a, *m;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	bool attached = false;
+	int ret, i;
+
+	if (skip_unless_stag())
+		return;
+	if (stag_wire()) {
+		case_skip("stag.loopback=0: a group's message comes back through its own netdev only");
+		return;
+	}
+	a = end_new(IBV_QPT_UD, NULL, true);
+	m = end_new(IBV_QPT_UD, NULL, true);
+	ah = ah_to(&g);
+	if (!src || !dst || !a || !m || !ah || !ud_ready(a) || !ud_ready(m))
+		return;
+	if (system("rdma link add stag_mc type stag netdev lo")) {
+		t_fail("rdma link add stag_mc type stag netdev lo failed");
+		return;
+	}
+	ctx2 = open_dev("stag_mc");
+	pd2 = ctx2 ? ibv_alloc_pd(ctx2) : NULL;
+	cq2 = ctx2 ? ibv_create_cq(ctx2, 4, NULL, NULL, 0) : NULL;
+	mem2 = malloc(len2);
+	mr2 = pd2 && mem2 ? ibv_reg_mr(pd2, mem2, len2, LW) : NULL;
+	if (!mr2 || !cq2) {
+		t_fail("stag_mc: a PD, a CQ and a region: %s", strerror(errno));
+		goto out;
+	}
+	ia.send_cq = cq2;
+	ia.recv_cq = cq2;
+	qp2 = ibv_create_qp(pd2, &ia);
+	ret = qp2 ? ibv_modify_qp(qp2, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				  IBV_QP_QKEY) : errno;
+	ret = ret ?: ibv_modify_qp(qp2, &rtr, IBV_QP_STATE);
+	t_check(!ret, "stag_mc: a UD QP at RTR: %s", strerror(ret));
+	if (ret)
+		goto out;
+	memset(mem2, BLANK, len2);
+	{
+		struct ibv_sge r = { (uintptr_t)mem2 + GUARD, GRH_LEN + LEN, mr2->lkey };
+		struct ibv_recv_wr w = { .wr_id = 7, .sg_list = &r, .num_sge = 1 }, *bad;
+
+		ret = ibv_post_recv(qp2, &w, &bad);
+		t_check(!ret, "stag_mc: ibv_post_recv: %s", strerror(ret));
+	}
+	ret = ret ?: ibv_attach_mcast(qp2, &g, 0);
+	attached = !ret;
+	ret = ret ?: attach(m, &g);
+	t_check(!ret, "ibv_attach_mcast: %s", strerror(ret));
+	if (ret)
+		goto out;
+	fill(src->data, LEN, 96);
+	{
+		struct ibv_sge r = sge_of(dst, 0, GRH_LEN + LEN);
+
+		if (post_recv(m, 8, &r, 1) || send_group(a, ah, 1, src, LEN))
+			goto out;
+	}
+	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "the group's sender");
+	expect_copy(m, 8, dst, src, a->qp->qp_num, "the member on this device");
+	for (i = 0; i < WAIT_MS && ibv_poll_cq(cq2, 1, &wc) == 0; i++)
+		usleep(1000);
+	if (i == WAIT_MS) {
+		t_fail("the member on stag_mc took nothing in %d ms", WAIT_MS);
+		goto out;
+	}
+	t_check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 7 && wc.byte_len == GRH_LEN + LEN,
+		"the member on stag_mc: status %d wr_id %llu byte_len %u", wc.status,
+		(unsigned long long)wc.wr_id, wc.byte_len);
+	expect_bytes(mem2 + GUARD + GRH_LEN, src->data, LEN, "the member on stag_mc");
+	for (i = 0; i < GUARD; i++) {
+		if ((uint8_t)mem2[i] != BLANK || (uint8_t)mem2[len2 - GUARD + i] != BLANK) {
+			t_fail("the guard bytes of stag_mc's buffer changed");
+			break;
+		}
+	}
+out:
+	detach(m, &g);
+	if (attached)
+		ibv_detach_mcast(qp2, &g, 0);
+	if (qp2)
+		t_check(!ibv_destroy_qp(qp2), "stag_mc: ibv_destroy_qp");
+	if (mr2)
+		ibv_dereg_mr(mr2);
+	if (cq2)
+		ibv_destroy_cq(cq2);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	if (ctx2)
+		ibv_close_device(ctx2);
+	free(mem2);
+	t_check(!system("rdma link delete stag_mc"), "rdma link delete stag_mc failed");
+}
+
+/*
  * Every refusal, with its errno: an RC QP, a unicast GID, a detach of a
  * group the QP is not in, the 57th QP of a group (ENOMEM, as rdma_rxe),
  * and the destroy of an attached QP (EBUSY); after the detach it goes.
@@ -557,6 +676,8 @@ const struct qp_case mcast_cases[] = {
 	  mcast_delivery },
 	{ "UD multicast to an IPv6 group from the port's IPv6 GID: the same, the netdev's MLD "
 	  "membership and 33:33 address while a QP is attached", mcast_delivery_v6 },
+	{ "UD multicast to a group with a member on another stag device of the host (stag_mc on "
+	  "lo): it and this device's member each take the message", mcast_other_device },
 	{ "UD multicast refused: an RC QP, a unicast GID, a detach never attached: EINVAL; the "
 	  "57th QP of a group: ENOMEM; the destroy of an attached QP: EBUSY", mcast_refusals },
 	{ "UD multicast race: two threads attach, detach and destroy QPs while 300 SENDs go to "
