@@ -4,7 +4,7 @@
 # Real applications on one device, server and client in this guest: the
 # libibverbs pingpongs (RC, UC, UD, SRQ), perftest (send, write, read,
 # atomic; bandwidth and latency; over rdma_cm too), and the librdmacm
-# examples (rping, ucmatose, udaddy). One case each: both sides must exit
+# examples (rping, ucmatose, udaddy, mckey). One case each: both sides must exit
 # 0 within a hard timeout, and what they print must say the data arrived.
 #
 # Runs in the guest (tools/testing/vm/run), which has created stag0.
@@ -228,5 +228,22 @@ pair "ucmatose (RC over rdma_cm, 2 connections)" "cm_listening 7471" cmatose_ok 
 	ucmatose -b @IP@ -c 2 -C 10 -- ucmatose -s "$sip" -c 2 -C 10
 pair "udaddy (UD over rdma_cm, 2 paths)" "cm_listening 7174" cmatose_ok \
 	udaddy -b @IP@ -c 2 -C 10 -- udaddy -s "$sip" -c 2 -C 10
+
+# mckey: the receiver joins a group through rdma_cm, which makes its netdev
+# join the group (IGMP) and, when librdmacm takes the join event, attaches
+# its UD QP (ibv_attach_mcast); the sender joins too and sends at once. The
+# receiver is ready once its netdev has the group's link-layer address
+# (/proc/net/dev_mcast; the debug kernel has no /proc/net/igmp) and the
+# attach that follows has had 2 s: a message sent before it is lost, and
+# mckey's receiver waits for all of its 10.
+mcast_ok()
+{
+	grep -q "data transfers complete" "$1" || echo "the receiver did not complete"
+	grep -q "data transfers complete" "$2" || echo "the sender did not complete"
+	return 0
+}
+pair "mckey (UD multicast over rdma_cm, 239.255.79.1, 10 messages)" \
+	"grep -q 01005e7f4f01 /proc/net/dev_mcast && sleep 2" mcast_ok \
+	mckey -m 239.255.79.1 -b @IP@ -C 10 -- mckey -m 239.255.79.1 -s -b "$ip" -C 10
 
 rm -rf "$tmp"
