@@ -639,8 +639,9 @@ static void op_mcast(struct world *w)
 		count(ret);
 		if (!ret)
 			atomic_fetch_add(&stats->attaches, 1);
-	} else
+	} else {
 		count(ibv_detach_mcast(qp, &g, rnd(2)));
+	}
 	give(w, K_QP, qp);
 }
 

@@ -344,7 +344,7 @@ static void mcast_other_device(void)
 	if (skip_unless_stag())
 		return;
 	if (stag_wire()) {
-		case_skip("stag.loopback=0: a group's message comes back through its own netdev only");
+		case_skip("stag.loopback=0: a group's message returns through its own netdev only");
 		return;
 	}
 	a = end_new(IBV_QPT_UD, NULL, true);
@@ -599,6 +599,7 @@ static void mcast_churn_race(void)
 	int i, sent = 0, got = 0, ret, started = 0;
 	struct ibv_wc wc;
 	long deadline;
+	char *slot;
 
 	if (skip_unless_stag() || !src || !dst)
 		return;
@@ -640,7 +641,8 @@ static void mcast_churn_race(void)
 		if (!expect_wc_is(&wc, got % DEPTH, IBV_WC_SUCCESS, IBV_WC_RECV,
 				  "the staying member's receive"))
 			break;
-		if (xdiff(dst->data + (got % DEPTH) * (GRH_LEN + LEN) + GRH_LEN, 0, LEN, got, NULL)) {
+		slot = dst->data + (got % DEPTH) * (GRH_LEN + LEN);
+		if (xdiff(slot + GRH_LEN, 0, LEN, got, NULL)) {
 			t_fail("message %d arrived changed", got);
 			break;
 		}
