@@ -111,8 +111,8 @@ static void answer(struct stag_qp *qp, struct stag_send *s, enum stag_resp_resul
 
 /*
  * Hands the message to @dst, its local buffers through the gate first.
- * Return: the destination's answer; the send's local buffers refused:
- * false, the send fails with LOC_PROT_ERR.
+ * Return: true, the destination's answer in *@result; false when the gate
+ * refused the send's local buffers (the send fails with LOC_PROT_ERR).
  */
 static bool hand_over(struct stag_qp *qp, struct stag_qp *dst, struct stag_msg *msg,
 		      enum stag_resp_result *result)

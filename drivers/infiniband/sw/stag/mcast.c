@@ -17,6 +17,7 @@
  * group's packets come in from the wire; the last to detach leaves.
  */
 
+#include <kunit/visibility.h>
 #include <linux/hashtable.h>
 #include <linux/igmp.h>
 #include <linux/inetdevice.h>
@@ -84,6 +85,7 @@ void stag_mcast_put(struct stag_mcast_members *members)
 {
 	kref_put(&members->ref, members_release);
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_mcast_put);
 
 /**
  * stag_mcast_get() - the QPs of this host attached to a group
@@ -111,6 +113,7 @@ struct stag_mcast_members *stag_mcast_get(const union ib_gid *mgid)
 	rcu_read_unlock();
 	return m;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_mcast_get);
 
 /* A copy of @old with room for @n members, each QP held again. */
 static struct stag_mcast_members *members_alloc(const struct stag_mcast_members *old,
@@ -254,6 +257,7 @@ out:
 	mutex_unlock(&mcast_mutex);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_mcast_attach);
 
 /**
  * stag_mcast_detach() - detach a QP from a multicast group
@@ -303,3 +307,4 @@ out:
 	mutex_unlock(&mcast_mutex);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_mcast_detach);
