@@ -181,12 +181,15 @@ static void init_msg(struct stag_qp *qp, const struct stag_swqe *wqe, struct sta
  */
 int stag_loopback_mcast(struct stag_qp *qp, struct stag_send *s)
 {
-	struct stag_mcast_members *members = stag_mcast_get(&s->wqe.av.dgid);
+	struct stag_mcast_members *members;
 	enum stag_resp_result result;
 	struct stag_msg msg;
 	unsigned int i;
 	int ret = 0;
 
+	/* The QP's one scatter list for its local buffers (sq.local) is used. */
+	lockdep_assert_held(&qp->sq.mutex);
+	members = stag_mcast_get(&s->wqe.av.dgid);
 	if (!members)
 		return 0;
 	for (i = 0; i < members->n; i++) {
@@ -209,7 +212,7 @@ static void execute(struct stag_qp *qp, struct stag_send *s)
 	struct stag_msg msg;
 	bool handed;
 
-	if (qp->ibqp.qp_type == IB_QPT_UD && stag_mcast_send(&s->wqe)) {
+	if (stag_mcast_send(qp->ibqp.qp_type, &s->wqe)) {
 		if (stag_loopback_mcast(qp, s))
 			stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
 		else

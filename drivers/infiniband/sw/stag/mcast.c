@@ -162,6 +162,8 @@ static int membership(struct stag_dev *sdev, const union ib_gid *mgid, bool join
 	int ret = 0;
 	__be32 addr;
 
+	/* Joins and leaves follow the members, which change under it. */
+	lockdep_assert_held(&mcast_mutex);
 	if (!ipv6_addr_v4mapped(addr6) && !IS_ENABLED(CONFIG_IPV6))
 		return -ENODEV;
 	rtnl_lock();

@@ -28,9 +28,10 @@ struct stag_mcast_member {
 };
 
 /*
- * A group's members at one moment: replaced whole, never changed, so a
- * sender holds it (stag_mcast_get()) for as long as it delivers. It holds
- * a reference to each QP.
+ * A group's members at one moment: replaced whole when a QP comes or goes,
+ * so a sender holds it (stag_mcast_get()) for as long as it delivers. It
+ * holds a reference to each QP. Only the counts change in place, and only
+ * attach and detach read them.
  */
 struct stag_mcast_members {
 	struct kref ref;
@@ -49,10 +50,11 @@ static inline bool stag_mcast_is_group(const union ib_gid *gid)
 	return rdma_is_multicast_addr((struct in6_addr *)gid->raw);
 }
 
-/* Is a UD send's destination a multicast group? */
-static inline bool stag_mcast_send(const struct stag_swqe *wqe)
+/* Is the send of a QP of @type one to a multicast group (UD only)? */
+static inline bool stag_mcast_send(enum ib_qp_type type, const struct stag_swqe *wqe)
 {
-	return (wqe->hdr.wr.ud.remote_qpn & 0xffffff) == STAG_MCAST_QPN &&
+	return type == IB_QPT_UD &&
+	       (wqe->hdr.wr.ud.remote_qpn & 0xffffff) == STAG_MCAST_QPN &&
 	       stag_mcast_is_group(&wqe->av.dgid);
 }
 

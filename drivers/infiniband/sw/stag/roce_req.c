@@ -804,8 +804,7 @@ static bool ud_start(struct stag_qp *qp, struct stag_send *s)
 	 * is dropped on the way in (roce.c). Without loopback that copy is
 	 * how this host's members get it.
 	 */
-	if (loopback && qp->ibqp.qp_type == IB_QPT_UD && stag_mcast_send(&s->wqe) &&
-	    stag_loopback_mcast(qp, s)) {
+	if (loopback && stag_mcast_send(qp->ibqp.qp_type, &s->wqe) && stag_loopback_mcast(qp, s)) {
 		stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
 		return true;
 	}
