@@ -386,7 +386,12 @@ static bool rnr_waiting(const struct end *e, long long *v)
 /*
  * A SEND in an RNR wait, and after: rdma resource show qp -dd tells what
  * the requester waits for. The responder's min_rnr_timer is 31 (491.52
- * ms), so the wait is long enough to be seen.
+ * ms), so the wait is long enough to be seen. The ACK timeout is 18 (1.07
+ * s) rather than the suites' 67 ms: each RNR retry waits for its NAK, and
+ * eight NAKs late by 67 ms (a TCG guest on a host that stalls) would end
+ * the QP in RETRY_EXC_ERR, never again in a wait. Each rdma call takes 0.1
+ * s or more here, so the wait is looked for over 5 s of the clock, not a
+ * count of calls.
  */
 static void rc_rnr_shown(void)
 {
@@ -396,6 +401,7 @@ static void rc_rnr_shown(void)
 	struct conn ca, cb;
 	struct ibv_sge s, r;
 	long long v[RQ_N];
+	long deadline;
 	int i;
 
 	if (!is_stag()) {
@@ -405,6 +411,7 @@ static void rc_rnr_shown(void)
 	if (!src || !dst || !pair_ends(IBV_QPT_RC, &a, &b, &ca, &cb))
 		return;
 	cb.min_rnr_timer = 31;
+	ca.timeout = 18;
 	if (!pair_connect(a, &ca, b, &cb))
 		return;
 	if (!rq_read(a, v))
@@ -418,9 +425,19 @@ static void rc_rnr_shown(void)
 	wr = wr_send(1, &s, 1);
 	if (post(a, &wr))
 		return;
-	for (i = 0; i < 500 && !rnr_waiting(a, v); i++)
+	deadline = now_ms() + 5000;
+	for (i = 1; !rnr_waiting(a, v) && now_ms() < deadline; i++)
 		usleep(10000);
-	t_check(v[RQ_RNR_WAIT] == 1, "no RNR wait shown in 5 s (rnr_wait %lld)", v[RQ_RNR_WAIT]);
+	if (v[RQ_RNR_WAIT] != 1) {
+		struct ibv_wc wc = { .status = IBV_WC_SUCCESS };
+
+		t_fail("no RNR wait shown in 5 s, %d reads: the last sends %lld rnr_wait %lld "
+		       "rnr_left %lld timer_ms %lld next_psn %#llx una_psn %#llx hi_psn %#llx; "
+		       "the sender's completion: %s", i, v[RQ_SENDS], v[RQ_RNR_WAIT],
+		       v[RQ_RNR_LEFT], v[RQ_TIMER], v[RQ_NEXT], v[RQ_UNA], v[RQ_HI],
+		       poll_n(a->scq, &wc, 1, 0) ? ibv_wc_status_str(wc.status) : "none");
+		return;
+	}
 	t_check(v[RQ_SENDS] == 1, "waiting: sends %lld, expected 1", v[RQ_SENDS]);
 	t_check(v[RQ_RNR_LEFT] == 7, "waiting: rnr_left %lld, expected 7 (for ever)",
 		v[RQ_RNR_LEFT]);

@@ -91,13 +91,22 @@ static u32 runs_append(u64 *runs, u32 nruns, unsigned long pfn)
 	return nruns + 1;
 }
 
+/*
+ * A region of CAP_IPC_LOCK's may hold millions of runs: on a kernel that
+ * does not preempt, releasing it must let others run now and then.
+ */
+#define UNPIN_RESCHED_RUNS	1024
+
 static void runs_unpin(const u64 *runs, u32 nruns, bool dirty)
 {
 	u32 i;
 
-	for (i = 0; i < nruns; i++)
+	for (i = 0; i < nruns; i++) {
 		unpin_user_page_range_dirty_lock(pfn_to_page(stag_run_pfn(runs[i])),
 						 stag_run_len(runs[i]), dirty);
+		if (i % UNPIN_RESCHED_RUNS == UNPIN_RESCHED_RUNS - 1)
+			cond_resched();
+	}
 }
 
 static int charge_pinned(struct mm_struct *mm, u64 npages)
