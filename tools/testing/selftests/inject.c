@@ -4,6 +4,7 @@
  * segment could send them, reproducible by seed.
  *
  *   inject -t TARGET [-n COUNT] [-s SEED] [-i IFACE -p PEER] [-m MTU]
+ *   inject -t GROUP -G QKEY -p ADDRESS [-n COUNT] [-s SEED] [-m MTU]
  *
  * Packets go out of a raw IPv4 socket (IP_HDRINCL, so the source address
  * is ours to choose) to UDP port 4791 of TARGET. Each is one of these
@@ -48,6 +49,13 @@
  * which the responder takes. The count goes on for 2 s after the last
  * request.
  *
+ * With -G, TARGET is a multicast group's IPv4 address and the packets go
+ * out of the interface of ADDRESS (-p), looped back to this host too, from
+ * other addresses of its /24. Half of them are UD SENDs to the group's QPN
+ * 0xffffff, half of those with the Q_Key QKEY: what any host may send a
+ * group, the members take. The kinds above still cut, pad, stretch and
+ * scramble them.
+ *
  * Output: what was sent, by kind. Exit status 0 when every packet was
  * handed to the stack.
  */
@@ -78,6 +86,7 @@
 #define LEARNT_MAX	64
 #define FAR		0x100000u	/* a PSN this far from the live one is outside any window */
 #define PSN_MASK	0xffffffu
+#define MCAST_QPN	0xffffffu
 #define OUR_TTL		37	/* the watch knows our own packets by it (the ICRC masks it) */
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -202,6 +211,8 @@ static unsigned int nlearnt;
 static int watch_fd = -1;
 static struct in_addr target, peer;
 static bool have_peer;
+static bool group;		/* -G: TARGET is a multicast group */
+static uint32_t group_qkey;
 
 static void flood_seen(const uint8_t *b, size_t n, const struct sockaddr_ll *from);
 
@@ -327,7 +338,7 @@ static void put_icrc(uint8_t *pkt, size_t len)
 static void pick_target(struct in_addr *src, uint32_t *qpn, uint32_t *psn)
 {
 	const struct learnt *l = nlearnt && below(3) == 0 ? &learnt[below(nlearnt)] : NULL;
-	uint32_t host = ntohl(target.s_addr);
+	uint32_t host = ntohl(group ? peer.s_addr : target.s_addr);
 	unsigned int i;
 
 	/* Half of those the QP heard from last: most learnt QPs are gone by now. */
@@ -335,7 +346,7 @@ static void pick_target(struct in_addr *src, uint32_t *qpn, uint32_t *psn)
 		if (learnt[i].seen > l->seen)
 			l = &learnt[i];
 
-	/* An address of TARGET's /24, not its own nor the peer's. */
+	/* An address of TARGET's /24 (a group's: ADDRESS's), not its own nor the peer's. */
 	do {
 		src->s_addr = htonl((host & ~0xffu) | (1 + below(254)));
 	} while (src->s_addr == target.s_addr || (have_peer && src->s_addr == peer.s_addr));
@@ -367,6 +378,10 @@ static size_t build(uint8_t *pkt, enum kind kind)
 	bool fix_icrc = true;
 
 	pick_target(&src, &qpn, &psn);
+	if (group && below(2)) {
+		op = op_of(below(2) ? 0x64 : 0x65);
+		qpn = MCAST_QPN;
+	}
 	if (kind == K_HUGE_RETH)
 		op = op_of(below(2) ? 0x06 : 0x0a);
 	else if (kind == K_HUGE_READ)
@@ -392,6 +407,13 @@ static size_t build(uint8_t *pkt, enum kind kind)
 	bth[8] = below(2) ? 0x80 : 0;
 	put24(bth + 9, psn);
 	rnd_bytes(ext, elen);
+	/* The DETH comes first of a UD packet's headers: its Q_Key, then the source QP. */
+	if ((op->has & DETH) && qpn == MCAST_QPN && below(2)) {
+		ext[0] = group_qkey >> 24;
+		ext[1] = group_qkey >> 16;
+		ext[2] = group_qkey >> 8;
+		ext[3] = group_qkey;
+	}
 	if (op->has & RETH) {
 		uint8_t *reth = ext;
 		uint32_t dmalen = paylen;
@@ -552,7 +574,8 @@ static bool flood_args(const char *r, const char *b)
 
 static int bad_args(void)
 {
-	fprintf(stderr, "usage: inject -t TARGET [-n COUNT] [-s SEED] [-i IFACE -p PEER] %s %s\n",
+	fprintf(stderr, "usage: inject -t TARGET [-n COUNT] [-s SEED] [-i IFACE -p PEER] %s %s\n"
+		"       inject -t GROUP -G QKEY -p ADDRESS [-n COUNT] [-s SEED] [-m MTU]\n",
 		"[-m MTU]", "[-R QPN:PEERQPN:PSN:RKEY:VA:LEN [-B BIG:EVERY] [-w WINDOW]]");
 	return 2;
 }
@@ -577,7 +600,7 @@ int main(int argc, char **argv)
 	size_t len;
 	int fd, c, err = 0;
 
-	while ((c = getopt(argc, argv, "t:n:s:i:p:m:R:B:w:")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:s:i:p:m:R:B:w:G:")) != -1) {
 		switch (c) {
 		case 't':
 			if (!inet_aton(optarg, &target))
@@ -609,12 +632,17 @@ int main(int argc, char **argv)
 		case 'w':
 			flood.window = strtoul(optarg, NULL, 0);
 			break;
+		case 'G':
+			group = true;
+			group_qkey = strtoul(optarg, NULL, 0);
+			break;
 		default:
 			return bad_args();
 		}
 	}
 	if (!target.s_addr || mtu < 256 || mtu > 4096 || !flood_args(read_arg, big_arg) ||
-	    (flood.on && (!have_peer || !iface)))
+	    (flood.on && (!have_peer || !iface)) ||
+	    (group && (!IN_MULTICAST(ntohl(target.s_addr)) || !have_peer || iface || flood.on)))
 		return bad_args();
 	crc_init();
 	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -622,6 +650,15 @@ int main(int argc, char **argv)
 	if (fd < 0 || (iface && watch_open(iface))) {
 		perror("inject: socket");
 		return 1;
+	}
+	if (group) {
+		struct ip_mreqn m = { .imr_address = peer };
+
+		/* Out of ADDRESS's interface; looped back to this host's members as well. */
+		if (setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &m, sizeof(m))) {
+			perror("inject: IP_MULTICAST_IF");
+			return 1;
+		}
 	}
 	dst.sin_addr = target;
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -142,6 +142,7 @@ void case_skip(const char *why);
 const char *case_skipped(void);
 bool is_stag(void);
 bool stag_wire(void);
+bool inject_path(char *path, size_t len);
 long hw_counter(const char *name);
 
 #endif /* STAG_SELFTESTS_QP_H */

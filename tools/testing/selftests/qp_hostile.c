@@ -550,22 +550,6 @@ static long meminfo_bytes(const char *key)
 	return v < 0 ? -1 : v * 1024;
 }
 
-/* bin/inject, beside this program. */
-static bool inject_path(char *path, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", path, len - sizeof("inject"));
-	char *slash;
-
-	if (n <= 0)
-		return false;
-	path[n] = 0;
-	slash = strrchr(path, '/');
-	if (!slash)
-		return false;
-	memcpy(slash + 1, "inject", sizeof("inject"));
-	return !access(path, X_OK);
-}
-
 /*
  * The injector run to its end while this process watches the guest's
  * memory: its output into @out, the lowest MemAvailable and the highest

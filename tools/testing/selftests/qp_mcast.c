@@ -13,6 +13,8 @@
  * while a group's traffic flows.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -671,6 +673,232 @@ out:
 	detach(m, &c[0].g);
 }
 
+/* ---- forged packets at a group ---- */
+
+#define FORGED_PKTS	4000
+#define FORGED_RECVS	1024	/* more than inject's packets that can be taken */
+#define SLOT		(GRH_LEN + 4096)
+
+/* The UDP layer's datagrams delivered to a socket (a tunnel's included), or -1. */
+static long udp_in(void)
+{
+	char line[1024], *tok, *save;
+	int col = -1, i;
+	long v = -1;
+	FILE *f = fopen("/proc/net/snmp", "r");
+
+	while (f && v < 0 && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "Udp:", 4))
+			continue;
+		for (i = 0, tok = strtok_r(line, " \n", &save); tok;
+		     i++, tok = strtok_r(NULL, " \n", &save)) {
+			if (col < 0 && !strcmp(tok, "InDatagrams"))
+				col = i;
+			else if (col >= 0 && i == col && isdigit((unsigned char)tok[0]))
+				v = atol(tok);
+		}
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Where a packet for a member ends, once for each member: taken or dropped. */
+static const char *const member_ends[] = {
+	"rcvd_pkts", "icrc_errors", "drop_qkey", "drop_qp_state", "drop_pkey", "drop_not_peer",
+	"drop_backlog",
+};
+
+static long member_ends_sum(void)
+{
+	long sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(member_ends) / sizeof(member_ends[0]); i++)
+		sum += hw_counter(member_ends[i]);
+	return sum;
+}
+
+/* A UD member on an SRQ and a CQ of its own, each FORGED_RECVS deep, every receive posted. */
+static struct end *forged_member(struct buf *dst)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, FORGED_RECVS + 1, NULL, NULL, 0);
+	struct ibv_srq *srq = srq_new(FORGED_RECVS);
+	struct ibv_recv_wr wr, *bad;
+	struct ibv_sge r;
+	struct end *e;
+	int i, ret;
+
+	if (!cq) {
+		t_fail("ibv_create_cq of %d: %s", FORGED_RECVS + 1, strerror(errno));
+		return NULL;
+	}
+	track(K_CQ, cq, 0);
+	e = srq ? end_on(IBV_QPT_UD, cq, cq, srq, true) : NULL;
+	if (!e || !ud_ready(e))
+		return NULL;
+	for (i = 0; i < FORGED_RECVS; i++) {
+		r = sge_of(dst, (size_t)i * SLOT, SLOT);
+		wr = (struct ibv_recv_wr){ .wr_id = i, .sg_list = &r, .num_sge = 1 };
+		ret = ibv_post_srq_recv(srq, &wr, &bad);
+		if (ret) {
+			t_fail("ibv_post_srq_recv %d: %s", i, strerror(ret));
+			return NULL;
+		}
+	}
+	return e;
+}
+
+/*
+ * Takes every completion of a forged member: each SUCCESS, a RECV of a
+ * GRH and at most the path MTU; its count, or -1.
+ */
+static int forged_taken(struct end *e, const char *who)
+{
+	unsigned int mtu = 128u << port_attr.active_mtu;
+	struct ibv_wc wc;
+	int n = 0;
+
+	while (ibv_poll_cq(e->rcq, 1, &wc) == 1) {
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+		    wc.byte_len < GRH_LEN || wc.byte_len > GRH_LEN + mtu ||
+		    wc.qp_num != e->qp->qp_num || !(wc.wc_flags & IBV_WC_GRH)) {
+			t_fail("%s: a forged message completed %s, opcode %d, byte_len %u, qp_num "
+			       "%#x, flags %#x: expected SUCCESS, a RECV of %d to %u bytes",
+			       who, ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len,
+			       wc.qp_num, wc.wc_flags, GRH_LEN, GRH_LEN + mtu);
+			return -1;
+		}
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Forged packets at a group: bin/inject -G sends FORGED_PKTS of every kind
+ * it makes to the group's address, from other addresses of this host's
+ * /24, half of them UD SENDs to QPN 0xffffff and half of those with the
+ * members' Q_Key. Those with the Q_Key, whole and with their ICRC, are
+ * what any host may send a group: each member takes each of them, so both
+ * take as many. Every other one is dropped and counted: once as malformed
+ * when it is no whole UD SEND to the group (a stub of a BTH too), else
+ * once for each member, under the reason. So the datagrams UDP delivered
+ * are drop_malformed's growth and half of the members' ends. Each message
+ * taken completes whole, within the path MTU; no byte outside the
+ * receives changes; and then a real SEND reaches both members, byte for
+ * byte. Over the wire only (stag.loopback=0): over loopback a packet this
+ * host sends a group is its members' already, and comes back dropped.
+ */
+static void mcast_forged(void)
+{
+	union ibv_gid g = group(7);
+	struct buf *src = buf_new(LEN, LW), *dst[2];
+	char prog[256], grp[INET_ADDRSTRLEN], own[INET_ADDRSTRLEN], cmd[512], out[2048];
+	long malformed = hw_counter("drop_malformed"), icrc = hw_counter("icrc_errors");
+	long qkey = hw_counter("drop_qkey"), ends = member_ends_sum(), udp = udp_in();
+	struct end *e[2], *a;
+	struct ibv_ah *ah;
+	int n[2], i, ret, status;
+	size_t got = 0;
+	FILE *f;
+
+	if (skip_unless_stag())
+		return;
+	if (!stag_wire()) {
+		case_skip("over loopback this host's packets at a group come back dropped");
+		return;
+	}
+	if (!is_v4(&gid)) {
+		case_skip("inject sends IPv4 and the port's GID is not IPv4-mapped");
+		return;
+	}
+	if (!inject_path(prog, sizeof(prog))) {
+		t_fail("no bin/inject beside qp_test");
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		dst[i] = buf_new((size_t)FORGED_RECVS * SLOT, LW);
+		e[i] = dst[i] ? forged_member(dst[i]) : NULL;
+		if (!e[i])
+			return;
+	}
+	a = member_new(cq_new(), cq_new());
+	ah = a ? ah_to(&g) : NULL;
+	if (!src || !ah)
+		return;
+	for (i = 0; i < 2; i++) {
+		ret = attach(e[i], &g);
+		t_check(!ret, "ibv_attach_mcast of member %d: %s", i, strerror(ret));
+		if (ret)
+			goto out;
+	}
+
+	inet_ntop(AF_INET, g.raw + 12, grp, sizeof(grp));
+	inet_ntop(AF_INET, gid.raw + 12, own, sizeof(own));
+	snprintf(cmd, sizeof(cmd), "%s -t %s -G %#x -p %s -n %d -s %ld -m %u 2>&1", prog, grp,
+		 QKEY, own, FORGED_PKTS, (long)getpid(), 128u << port_attr.active_mtu);
+	fflush(stdout);
+	f = popen(cmd, "r");
+	while (f && got < sizeof(out) - 1 && (ret = fread(out + got, 1, sizeof(out) - 1 - got, f)))
+		got += ret;
+	out[got] = 0;
+	status = f ? pclose(f) : -1;
+	t_check(status == 0, "%s: status %#x: %s", cmd, status, out);
+	/* What is still on its way from the stack. */
+	usleep(500000);
+
+	for (i = 0; i < 2; i++) {
+		char who[32];
+
+		snprintf(who, sizeof(who), "member %d", i);
+		n[i] = forged_taken(e[i], who);
+		expect_guards(dst[i], who);
+	}
+	printf("# %d forged packets at %s: members took %d and %d; dropped: malformed %ld, "
+	       "icrc %ld, qkey %ld\n", FORGED_PKTS, grp, n[0], n[1],
+	       hw_counter("drop_malformed") - malformed, hw_counter("icrc_errors") - icrc,
+	       hw_counter("drop_qkey") - qkey);
+	t_check(n[0] > 0 && n[0] == n[1] && n[0] < FORGED_RECVS, "the members took %d and %d "
+		"forged messages, expected as many, some, and fewer than %d", n[0], n[1],
+		FORGED_RECVS);
+	t_check(hw_counter("drop_malformed") > malformed && hw_counter("icrc_errors") > icrc &&
+		hw_counter("drop_qkey") > qkey, "drop_malformed, icrc_errors and drop_qkey "
+		"did not all grow");
+	ends = member_ends_sum() - ends;
+	udp = udp_in() - udp;
+	malformed = hw_counter("drop_malformed") - malformed;
+	t_check(ends % 2 == 0 && udp == malformed + ends / 2, "UDP delivered %ld datagrams; "
+		"stag counted %ld malformed and %ld ends at the two members: %ld uncounted",
+		udp, malformed, ends, udp - malformed - ends / 2);
+
+	if (t_failing())
+		goto out;
+
+	/* The group still works: a real SEND, byte for byte, in each member's next receive. */
+	fill(src->data, LEN, 94);
+	if (send_group(a, ah, 1, src, LEN))
+		goto out;
+	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "the real SEND");
+	for (i = 0; i < 2; i++) {
+		struct ibv_wc wc;
+		char who[48];
+		char *slot;
+
+		snprintf(who, sizeof(who), "member %d, the real SEND", i);
+		if (!expect_wc(e[i]->rcq, n[i], IBV_WC_SUCCESS, IBV_WC_RECV, &wc, who))
+			continue;
+		slot = dst[i]->data + (size_t)n[i] * SLOT;
+		t_check(wc.byte_len == GRH_LEN + LEN && wc.src_qp == a->qp->qp_num,
+			"%s: byte_len %u src_qp %#x, expected %d and %#x", who, wc.byte_len,
+			wc.src_qp, GRH_LEN + LEN, a->qp->qp_num);
+		expect_bytes(slot + GRH_LEN, src->data, LEN, who);
+		expect_guards(dst[i], who);
+	}
+out:
+	detach(e[0], &g);
+	detach(e[1], &g);
+}
+
 const struct qp_case mcast_cases[] = {
 	{ "UD multicast: one SEND reaches each member once (the sender too), not an outsider, "
 	  "not a member of another qkey; detached, a QP gets nothing; attached twice, it goes at "
@@ -684,5 +912,8 @@ const struct qp_case mcast_cases[] = {
 	  "57th QP of a group: ENOMEM; the destroy of an attached QP: EBUSY", mcast_refusals },
 	{ "UD multicast race: two threads attach, detach and destroy QPs while 300 SENDs go to "
 	  "the group: a staying member takes all, in order, byte for byte", mcast_churn_race },
+	{ "UD multicast, 4000 forged packets at the group (bin/inject -G): the members take the "
+	  "same ones whole, the rest are dropped and counted, no byte around a receive changes, "
+	  "and a real SEND then reaches both", mcast_forged },
 	{ NULL }
 };

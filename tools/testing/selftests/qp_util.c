@@ -125,6 +125,22 @@ bool stag_wire(void)
 	return is_stag() && c == 'N';
 }
 
+/* bin/inject, beside this program: into @path, if it is there. */
+bool inject_path(char *path, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", path, len - sizeof("inject"));
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	path[n] = 0;
+	slash = strrchr(path, '/');
+	if (!slash)
+		return false;
+	memcpy(slash + 1, "inject", sizeof("inject"));
+	return !access(path, X_OK);
+}
+
 /* A value under the port's hw_counters in sysfs, or -1. */
 static long hw_file(const char *name)
 {

@@ -190,10 +190,13 @@ static struct stag_dev *group_dev(const struct stag_mcast_members *members,
  * A packet for a multicast group: a UD SEND to STAG_MCAST_QPN, for every
  * QP attached to the group on a device of the netdev it came in on. Each
  * gets a copy of its own, checked as a packet for it alone (state,
- * Q_Key); the headers and the ICRC are checked once.
+ * Q_Key), and counted for it: taken or dropped under the reason. The
+ * headers and the ICRC are checked once; a packet that is not a whole UD
+ * SEND to the group (@whole: its IP header and BTH are there) counts
+ * once, as malformed.
  */
 static void deliver_group(struct sk_buff *skb, const union ib_gid *sgid,
-			  const union ib_gid *dgid)
+			  const union ib_gid *dgid, bool whole)
 {
 	struct stag_mcast_members *members;
 	enum stag_counter drop;
@@ -201,9 +204,9 @@ static void deliver_group(struct sk_buff *skb, const union ib_gid *sgid,
 	struct sk_buff *copy;
 	struct stag_qp *qp;
 	struct stag_pkt p;
-	u8 op = skb->data[0];
 	unsigned int i;
 	bool icrc;
+	u8 op;
 
 	/* This host's own send, looped back: its members had it directly. */
 	if (skb->pkt_type == PACKET_LOOPBACK && stag_roce_loopback_allowed())
@@ -214,7 +217,8 @@ static void deliver_group(struct sk_buff *skb, const union ib_gid *sgid,
 	sdev = group_dev(members, skb->dev);
 	if (!sdev)
 		goto put;
-	if (!pskb_may_pull(skb, stag_pkt_ops[op].hlen ?: STAG_BTH_LEN) ||
+	op = whole ? skb->data[0] : 0;
+	if (!whole || !pskb_may_pull(skb, stag_pkt_ops[op].hlen ?: STAG_BTH_LEN) ||
 	    stag_pkt_parse(skb->data, skb->len, &p) ||
 	    (p.opcode & STAG_OP_CLASS_MASK) != STAG_OP_UD || p.qpn != STAG_MCAST_QPN) {
 		stag_count_drop(sdev, STAG_CNT_DROP_MALFORMED, STAG_MCAST_QPN);
@@ -258,8 +262,8 @@ static int roce_rcv(struct sock *sk, struct sk_buff *skb)
 	__skb_pull(skb, sizeof(struct udphdr));
 	whole = addresses(skb, &sgid, &dgid);
 	whole = pskb_may_pull(skb, STAG_BTH_LEN) && whole;
-	if (whole && stag_mcast_is_group(&dgid)) {
-		deliver_group(skb, &sgid, &dgid);
+	if (stag_mcast_is_group(&dgid)) {
+		deliver_group(skb, &sgid, &dgid, whole);
 		return 0;
 	}
 	rcu_read_lock();
