@@ -740,6 +740,19 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr, size_t le
 		     uint64_t hca_va, int access, struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/*
+ * A region over part of a dma-buf (UVERBS_METHOD_REG_DMABUF_MR): fills vmr
+ * whole (IBV_MR_TYPE_DMABUF_MR, addr the offset). rdma-core 55 added the
+ * driver's attributes.
+ */
+#if IBVERBS_PABI_VERSION >= 65
+int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
+			  int fd, int access, struct verbs_mr *vmr,
+			  struct ibv_command_buffer *driver);
+#else
+int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
+			  int fd, int access, struct verbs_mr *vmr);
+#endif
 int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
 		      struct ibv_sge *sg_list, uint32_t num_sge);
 

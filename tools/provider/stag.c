@@ -58,6 +58,7 @@ static const struct verbs_context_ops stag_context_ops = {
 	.query_qp = stag_query_qp,
 	.query_rt_values = stag_query_rt_values,
 	.query_srq = stag_query_srq,
+	.reg_dmabuf_mr = stag_reg_dmabuf_mr,
 	.reg_mr = stag_reg_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 	.rereg_mr = stag_rereg_mr,

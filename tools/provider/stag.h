@@ -69,6 +69,8 @@ int stag_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 int stag_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_attr *attr);
 struct ibv_mr *stag_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 			   int access);
+struct ibv_mr *stag_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+				  uint64_t iova, int fd, int access);
 int stag_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
 		  size_t length, int access);
 int stag_dereg_mr(struct verbs_mr *vmr);

@@ -114,6 +114,29 @@ struct ibv_mr *stag_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_
 	return &mr->vmr.ibv_mr;
 }
 
+/* A region over part of a dma-buf: the kernel maps it and checks the range. */
+struct ibv_mr *stag_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+				  uint64_t iova, int fd, int access)
+{
+	struct stag_mr *mr;
+	int ret;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return NULL;
+#if IBVERBS_PABI_VERSION >= 65
+	ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, &mr->vmr, NULL);
+#else
+	ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, &mr->vmr);
+#endif
+	if (ret) {
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+	return &mr->vmr.ibv_mr;
+}
+
 /*
  * ibv_rereg_mr has no iova argument: a new translation is registered at
  * its VA, as every rdma-core provider does. ibv_cmd_rereg_mr updates the

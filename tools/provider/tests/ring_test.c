@@ -352,6 +352,18 @@ int ibv_cmd_dereg_mr(struct verbs_mr *vmr)
 	abort();
 }
 
+#if IBVERBS_PABI_VERSION >= 65
+int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
+			  int fd, int access, struct verbs_mr *vmr,
+			  struct ibv_command_buffer *driver)
+#else
+int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
+			  int fd, int access, struct verbs_mr *vmr)
+#endif
+{
+	abort();
+}
+
 int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	abort();

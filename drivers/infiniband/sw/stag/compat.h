@@ -132,6 +132,47 @@ static inline struct ib_mr *fn##_compat(struct ib_pd *pd, u64 start,	\
 #endif
 
 /*
+ * reg_user_mr_dmabuf took the command's udata until 6.12, which passes the
+ * uverbs attributes instead, and 6.17 added the DMA handle as for
+ * reg_user_mr. stag_mr_reg_dmabuf() takes the handle on every kernel; an
+ * adapter passes none before 6.17.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define STAG_DMABUF_MR_TAIL	struct ib_dmah *dmah, struct uverbs_attr_bundle *attrs
+#define STAG_DMABUF_MR_DMAH	dmah
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define STAG_DMABUF_MR_TAIL	struct uverbs_attr_bundle *attrs
+#define STAG_DMABUF_MR_DMAH	NULL
+#else
+#define STAG_DMABUF_MR_TAIL	struct ib_udata *udata
+#define STAG_DMABUF_MR_DMAH	NULL
+#endif
+#define STAG_OPS_REG_DMABUF_MR(fn)	.reg_user_mr_dmabuf = fn##_compat
+#define STAG_DEFINE_REG_DMABUF_MR(fn)					\
+static inline struct ib_mr *fn##_compat(struct ib_pd *pd, u64 offset,	\
+					u64 length, u64 iova, int fd,	\
+					int access, STAG_DMABUF_MR_TAIL) \
+{									\
+	return fn(pd, offset, length, iova, fd, access, STAG_DMABUF_MR_DMAH); \
+}
+
+/* 6.2 split dma_buf_vmap() into a call under the reservation lock and one that takes it. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define stag_dma_buf_vmap	dma_buf_vmap_unlocked
+#define stag_dma_buf_vunmap	dma_buf_vunmap_unlocked
+#else
+#define stag_dma_buf_vmap	dma_buf_vmap
+#define stag_dma_buf_vunmap	dma_buf_vunmap
+#endif
+
+/* 6.13 made the namespace MODULE_IMPORT_NS() names a string. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define STAG_MODULE_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define STAG_MODULE_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS(DMA_BUF)
+#endif
+
+/*
  * 7.1 renamed resize_cq to resize_user_cq (the core never resizes a kernel
  * CQ) and made the size unsigned. stag_cq_resize() takes it unsigned on
  * every kernel; before 7.1 an adapter refuses a negative size first.

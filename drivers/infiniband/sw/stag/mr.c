@@ -11,6 +11,7 @@
 #include <rdma/restrack.h>
 
 #include "dev.h"
+#include "dmabuf.h"
 #include "gate.h"
 #include "mr.h"
 #include "odp.h"
@@ -254,6 +255,47 @@ struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 io
 	if (dmah)
 		return ERR_PTR(-EOPNOTSUPP);
 	return user_mr_create(ibpd, start, length, iova, access, NULL, false);
+}
+
+/**
+ * stag_mr_reg_dmabuf() - the reg_user_mr_dmabuf verb
+ * @ibpd: the PD
+ * @offset: the region's first byte, from the dma-buf's start
+ * @length: the number of bytes, at least 1
+ * @iova: the address the region's users name its first byte by
+ * @fd: the dma-buf's file descriptor
+ * @access: IB_ACCESS_* flags
+ * @dmah: a DMA handle, which stag has no use for; NULL before 6.17
+ *
+ * The region is one over pinned pages, the dma-buf's (dmabuf.c): the gate
+ * checks every access to it as to any region. A rereg of its translation
+ * makes it a region over user memory.
+ *
+ * Return: the region, or ERR_PTR(): as stag_mr_reg_user() for the flags,
+ * the length and the iova; as stag_dmabuf_pages() for the fd and the
+ * range; -EOPNOTSUPP with a DMA handle or IB_ACCESS_ON_DEMAND (the buffer
+ * is held, not paged).
+ */
+struct ib_mr *stag_mr_reg_dmabuf(struct ib_pd *ibpd, u64 offset, u64 length, u64 iova, int fd,
+				 int access, struct ib_dmah *dmah)
+{
+	struct stag_pages *pages;
+	struct ib_mr *ibmr;
+	int ret;
+
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	ret = stag_mr_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return ERR_PTR(-EOPNOTSUPP);
+	pages = stag_dmabuf_pages(fd, offset, length, &ret);
+	if (!pages)
+		return ERR_PTR(ret);
+	ibmr = user_mr_create(ibpd, offset, length, iova, access, pages, false);
+	stag_pages_put(pages);
+	return ibmr;
 }
 
 /*

@@ -49,6 +49,9 @@ struct ib_mr *stag_mr_get_dma(struct ib_pd *ibpd, int access);
 struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
 			       int access, struct ib_dmah *dmah, struct ib_udata *udata);
 STAG_DEFINE_REG_USER_MR(stag_mr_reg_user)
+struct ib_mr *stag_mr_reg_dmabuf(struct ib_pd *ibpd, u64 offset, u64 length, u64 iova, int fd,
+				 int access, struct ib_dmah *dmah);
+STAG_DEFINE_REG_DMABUF_MR(stag_mr_reg_dmabuf)
 struct ib_mr *stag_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start, u64 length,
 				 u64 iova, int access, struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *stag_mr_reg_shared(struct ib_pd *ibpd, struct ib_mr *ibsrc, u64 iova, int access);

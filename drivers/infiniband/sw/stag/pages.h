@@ -33,6 +33,12 @@ struct stag_pages {
 	struct mm_struct *mm;	/* charged for the pins (mm->pinned_vm) */
 	atomic64_t *pinned_stat;	/* a device's count of pinned pages, or NULL */
 	struct stag_odp *odp;	/* on demand: no runs, the translation is here */
+	/*
+	 * Pages another driver keeps (a dma-buf's): its hold on them is let
+	 * go at the last put, with @owner.
+	 */
+	void (*release)(struct stag_pages *pages);
+	void *owner;
 	u64 *marks;		/* first page index of every 64th run */
 	struct rcu_head rcu;
 	u64 runs[];

@@ -148,6 +148,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.query_srq = stag_srq_query,
 	.query_ucontext = stag_query_ucontext,
 	STAG_OPS_REG_USER_MR(stag_mr_reg_user),
+	STAG_OPS_REG_DMABUF_MR(stag_mr_reg_dmabuf),
 	.req_notify_cq = stag_cq_req_notify,
 	.rereg_user_mr = stag_mr_rereg_user,
 	STAG_OPS_REPORT_PORT_EVENT(stag_port_report_event)
