@@ -690,8 +690,8 @@ static long udp_in(void)
 	while (f && v < 0 && fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "Udp:", 4))
 			continue;
-		for (i = 0, tok = strtok_r(line, " \n", &save); tok;
-		     i++, tok = strtok_r(NULL, " \n", &save)) {
+		for (i = 0, tok = strtok_r(line, "\n ", &save); tok;
+		     i++, tok = strtok_r(NULL, "\n ", &save)) {
 			if (col < 0 && !strcmp(tok, "InDatagrams"))
 				col = i;
 			else if (col >= 0 && i == col && isdigit((unsigned char)tok[0]))
@@ -714,7 +714,7 @@ static long member_ends_sum(void)
 	long sum = 0;
 	unsigned int i;
 
-	for (i = 0; i < sizeof(member_ends) / sizeof(member_ends[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(member_ends); i++)
 		sum += hw_counter(member_ends[i]);
 	return sum;
 }
