@@ -7,8 +7,9 @@
  * PROCS worker processes (default 3) of THREADS threads each (default 3)
  * run random sequences of every verb stag implements, on objects of their
  * own: PDs, CQs, QPs (RC, UC, UD; with and without an SRQ) connected to
- * each other over loopback, SRQs, MRs (a third paged on demand), MWs of
- * both types, AHs. Each call's arguments are valid or hostile by chance:
+ * each other over loopback, SRQs, MRs (a third paged on demand, some over
+ * the worker's udmabuf, with hostile fds and ranges too), MWs of both
+ * types, AHs. Each call's arguments are valid or hostile by chance:
  * sizes, flags, states and masks out of range, keys of regions
  * deregistered a moment ago, addresses outside every region, unmapped
  * memory. Besides the verbs, a thread may write random bytes into a QP's
@@ -40,8 +41,10 @@
  * What the kernel must have done is checked by fuzz.sh: no report, no
  * pin, TPT entry or restrack object left.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -51,6 +54,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/udmabuf.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -88,13 +93,14 @@ struct world {
 	pthread_mutex_t lock;
 	struct slot s[K_NR][NSLOT];
 	char *buf[NBUF];
+	int dmabuf_fd;		/* a udmabuf of BUF_LEN bytes, or -1 */
 };
 
 /* Counters every process adds to, in memory the parent shares. */
 struct stats {
 	atomic_ulong calls, failed, einval, enomem, ebusy, other_err;
 	atomic_ulong completions, wc_errors, wc_flushed, junk_rings, flushes, forks, remaps;
-	atomic_ulong attaches;
+	atomic_ulong attaches, dmabufs;
 	atomic_ulong workers, killed, finished;
 };
 
@@ -375,6 +381,48 @@ static void op_cq(struct world *w)
 	}
 }
 
+/* A udmabuf of BUF_LEN bytes over a sealed memfd, or -1 when the kernel has none. */
+static int dmabuf_open(void)
+{
+	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = BUF_LEN };
+	int dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC), mfd, fd = -1;
+
+	if (dev < 0)
+		return -1;
+	mfd = memfd_create("fuzz", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (mfd >= 0 && !ftruncate(mfd, BUF_LEN) && !fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+		c.memfd = mfd;
+		fd = ioctl(dev, UDMABUF_CREATE, &c);
+	}
+	if (mfd >= 0)
+		close(mfd);
+	close(dev);
+	return fd;
+}
+
+/*
+ * A region over a range of the worker's udmabuf, at an iova equal to its
+ * offset (the region's addr, as libibverbs reports it, so that SGEs built
+ * from it are in range), or with a hostile fd (none, any descriptor of
+ * the process), range or iova.
+ */
+static struct ibv_mr *dmabuf_mr(struct world *w, struct ibv_pd *pd, int access)
+{
+	uint64_t off = rnd(BUF_LEN), len = rnd(BUF_LEN - off) + 1, iova = off;
+	int fd = w->dmabuf_fd;
+
+	if (one_in(8))
+		fd = one_in(2) ? -1 : (int)rnd(64);
+	if (one_in(8))
+		off = one_in(2) ? wild32() : ~0ULL - rnd(8192);
+	if (one_in(8))
+		len = one_in(2) ? wild32() : BUF_LEN + 1;
+	if (one_in(8))
+		iova = one_in(2) ? (uint64_t)wild32() << 32 | wild32() : off + 1;
+	atomic_fetch_add(&stats->dmabufs, 1);
+	return ibv_reg_dmabuf_mr(pd, off, len, iova, fd, access);
+}
+
 static void op_mr(struct world *w)
 {
 	int access = rnd(16) & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -401,7 +449,10 @@ static void op_mr(struct world *w)
 		len = rnd((uint32_t)((uintptr_t)w->buf[b] + BUF_LEN - addr)) + 1;
 		if (one_in(6))
 			addr = some_addr(w, &len);
-		mr = made(ibv_reg_mr(pd, (void *)(uintptr_t)addr, len, access));
+		if (one_in(5))
+			mr = made(dmabuf_mr(w, pd, access));
+		else
+			mr = made(ibv_reg_mr(pd, (void *)(uintptr_t)addr, len, access));
 		give(w, K_PD, pd);
 		if (mr && !add(w, K_MR, mr, b))
 			count(ibv_dereg_mr(mr));
@@ -1194,6 +1245,7 @@ static void worker(const char *dev, int gid_index, uint64_t seed, int threads)
 			_exit(3);
 		memset(w.buf[i], i, BUF_LEN);
 	}
+	w.dmabuf_fd = dmabuf_open();
 	/* Something to start from: two PDs and two CQs. */
 	for (i = 0; i < 2; i++) {
 		add(&w, K_PD, made(ibv_alloc_pd(w.ctx)), 0);
@@ -1317,11 +1369,11 @@ int main(int argc, char **argv)
 	printf("# fuzz: %lu workers (%lu killed, %lu finished), %lu verbs calls, %lu failed "
 	       "(EINVAL %lu, ENOMEM %lu, EBUSY %lu, other %lu), %lu completions polled "
 	       "(%lu flushed, %lu other errors), %lu junk rings, %lu FLUSHes, %lu forks, "
-	       "%lu remaps, %lu multicast attaches\n",
+	       "%lu remaps, %lu multicast attaches, %lu dma-buf registrations\n",
 	       stats->workers, stats->killed, stats->finished, stats->calls, stats->failed,
 	       stats->einval, stats->enomem, stats->ebusy, stats->other_err, stats->completions,
 	       stats->wc_flushed, stats->wc_errors, stats->junk_rings, stats->flushes,
-	       stats->forks, stats->remaps, stats->attaches);
+	       stats->forks, stats->remaps, stats->attaches, stats->dmabufs);
 	return bad ? 1 : 0;
 
 usage:
