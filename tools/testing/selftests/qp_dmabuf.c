@@ -130,6 +130,36 @@ static void expect_buffer(const struct dmabuf *d, size_t off, const void *src, s
 }
 
 /*
+ * WRITEs all of the region from @src, filled from @seed, and READs it
+ * back into @dst: both complete, the bytes read are those written, @dst's
+ * guards intact. False when a post fails.
+ */
+static bool write_read(struct end *a, struct buf *src, struct buf *dst, struct buf *rem,
+		       unsigned int seed, const char *when)
+{
+	struct ibv_send_wr wr;
+	struct ibv_sge s;
+	char what[64];
+
+	fill(src->data, DB_REG, seed);
+	s = sge_of(src, 0, DB_REG);
+	wr = wr_rdma(1, IBV_WR_RDMA_WRITE, &s, 1, rem, 0);
+	if (post(a, &wr))
+		return false;
+	snprintf(what, sizeof(what), "WRITE of the region, %s", when);
+	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL, what);
+	s = sge_of(dst, 0, DB_REG);
+	wr = wr_rdma(2, IBV_WR_RDMA_READ, &s, 1, rem, 0);
+	if (post(a, &wr))
+		return false;
+	snprintf(what, sizeof(what), "READ of the region, %s", when);
+	expect_wc(a->scq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, NULL, what);
+	expect_data(dst, seed, what);
+	expect_guards(dst, what);
+	return true;
+}
+
+/*
  * WRITE all of the region, READ it back, SEND from it, then a WRITE of
  * its last byte and the one past it: the first lands, the second is
  * REM_ACCESS_ERR and writes nothing.
@@ -153,22 +183,9 @@ static void data_moves(enum exporter how)
 		"the region's length %zu and addr %p, expected %d and the offset %d", mr->length,
 		mr->addr, DB_REG, DB_OFF);
 	rem = remote_of(mr);
-
-	fill(src->data, DB_REG, 41);
-	s = sge_of(src, 0, DB_REG);
-	wr = wr_rdma(1, IBV_WR_RDMA_WRITE, &s, 1, &rem, 0);
-	if (post(a, &wr))
+	if (!write_read(a, src, dst, &rem, 41, "then back"))
 		goto out;
-	expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL, "WRITE of the region");
 	expect_buffer(&d, DB_OFF, src->data, DB_REG, "the buffer after the WRITE");
-
-	s = sge_of(dst, 0, DB_REG);
-	wr = wr_rdma(2, IBV_WR_RDMA_READ, &s, 1, &rem, 0);
-	if (post(a, &wr))
-		goto out;
-	expect_wc(a->scq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, NULL, "READ of the region");
-	expect_data(dst, 41, "read back");
-	expect_guards(dst, "read back");
 
 	/* The region's lkey as a SEND's source: the buffer's bytes at the receiver. */
 	buf_guard(dst);
@@ -297,8 +314,6 @@ static int udmabufs(void)
 static void dmabuf_outlives_fd(void)
 {
 	struct buf *src = buf_new(DB_REG, LW), *dst = buf_new(DB_REG, LW);
-	struct ibv_send_wr wr;
-	struct ibv_sge s;
 	struct end *a, *b;
 	struct dmabuf d;
 	struct ibv_mr *mr;
@@ -314,16 +329,7 @@ static void dmabuf_outlives_fd(void)
 		return;
 	held = udmabufs();
 	rem = remote_of(mr);
-	fill(src->data, DB_REG, 42);
-	s = sge_of(src, 0, DB_REG);
-	wr = wr_rdma(1, IBV_WR_RDMA_WRITE, &s, 1, &rem, 0);
-	if (!post(a, &wr))
-		expect_wc(a->scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL, "WRITE, fds closed");
-	s = sge_of(dst, 0, DB_REG);
-	wr = wr_rdma(2, IBV_WR_RDMA_READ, &s, 1, &rem, 0);
-	if (!post(a, &wr))
-		expect_wc(a->scq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, NULL, "READ, fds closed");
-	expect_data(dst, 42, "read back with the fds closed");
+	write_read(a, src, dst, &rem, 42, "the fds closed");
 	if (ibv_dereg_mr(mr))
 		t_fail("ibv_dereg_mr: %s", strerror(errno));
 	after = udmabufs();
