@@ -287,6 +287,15 @@ static void dmabuf_refusals(void)
 		if (mr)
 			ibv_dereg_mr(mr);
 	}
+	/* A hint stag may ignore is taken, as on any region. */
+	{
+		struct ibv_mr *mr = ibv_reg_dmabuf_mr(pd, 0, 4096, DB_IOVA & ~4095ull, d.fd,
+						      LW | IBV_ACCESS_RELAXED_ORDERING);
+
+		t_check(mr, "RELAXED_ORDERING: %s, expected a region", strerror(errno));
+		if (mr && ibv_dereg_mr(mr))
+			t_fail("ibv_dereg_mr: %s", strerror(errno));
+	}
 	expect_buffer(&d, 0, NULL, 0, "the buffer after the refusals");
 	dmabuf_free(&d);
 }
@@ -442,7 +451,8 @@ const struct qp_case dmabuf_cases[] = {
 	{ "dma-buf region (the system DMA heap's buffer): the same", dmabuf_heap },
 	{ "dma-buf region refused: fd -1 and one not open EBADF; a memfd EINVAL; past the "
 	  "buffer, at its end, a wrapping offset, length 0, REMOTE_WRITE alone, ON_DEMAND, "
-	  "MW_BIND, an iova off the offset's place in its page EINVAL; nothing changed",
+	  "MW_BIND, an iova off the offset's place in its page EINVAL; RELAXED_ORDERING taken; "
+	  "nothing changed",
 	  dmabuf_refusals },
 	{ "dma-buf region holds its buffer: with the fds and mapping closed, a WRITE and a READ "
 	  "still move the bytes; its dereg releases the buffer", dmabuf_outlives_fd },
