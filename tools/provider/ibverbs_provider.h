@@ -743,16 +743,13 @@ int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 /*
  * A region over part of a dma-buf (UVERBS_METHOD_REG_DMABUF_MR): fills vmr
  * whole (IBV_MR_TYPE_DMABUF_MR, addr the offset). rdma-core 55 added the
- * driver's attributes.
+ * driver's attributes without a new private ABI: 44 has the function
+ * without @driver, under the same IBVERBS_PRIVATE_34 as 56 with it. This
+ * is 55's; the provider calls 44's by its own type (verbs.c).
  */
-#if IBVERBS_PABI_VERSION >= 65
 int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
 			  int fd, int access, struct verbs_mr *vmr,
 			  struct ibv_command_buffer *driver);
-#else
-int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
-			  int fd, int access, struct verbs_mr *vmr);
-#endif
 int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
 		      struct ibv_sge *sg_list, uint32_t num_sge);
 

@@ -86,6 +86,23 @@ int stag_rdma_core_parse(const char *path, char *version, size_t len)
 	return 0;
 }
 
+/* The major release of the libibverbs stag_rdma_core_check() found, or 0. */
+static unsigned long loaded_release;
+
+/**
+ * stag_rdma_core_release() - the rdma-core release the provider runs under
+ *
+ * For what changed within one private ABI (rdma-core 55 gave
+ * ibv_cmd_reg_dmabuf_mr() an argument; 56 still exports
+ * IBVERBS_PRIVATE_34).
+ *
+ * Return: its major number (44, 56, 65), or 0 before stag_rdma_core_check().
+ */
+unsigned long stag_rdma_core_release(void)
+{
+	return loaded_release;
+}
+
 /* Is @version ("56.1") a release whose layouts ibverbs_provider.h matches? */
 bool stag_rdma_core_known(const char *version)
 {
@@ -145,6 +162,8 @@ bool stag_rdma_core_check(void)
 		real = realpath(path, NULL);
 	ok = real && !stag_rdma_core_parse(real, version, sizeof(version)) &&
 	     stag_rdma_core_known(version);
+	if (ok)
+		loaded_release = strtoul(version, NULL, 10);
 	if (!ok && stag_device_present())
 		fprintf(stderr,
 			"stag: libibverbs %s is rdma-core %s, whose private provider interface "

@@ -12,5 +12,6 @@
 int stag_rdma_core_parse(const char *path, char *version, size_t len);
 bool stag_rdma_core_known(const char *version);
 bool stag_rdma_core_check(void);
+unsigned long stag_rdma_core_release(void);
 
 #endif

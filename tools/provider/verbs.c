@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "rdma_core.h"
 #include "stag.h"
 
 int stag_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
@@ -114,21 +115,29 @@ struct ibv_mr *stag_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_
 	return &mr->vmr.ibv_mr;
 }
 
-/* A region over part of a dma-buf: the kernel maps it and checks the range. */
+/* ibv_cmd_reg_dmabuf_mr() before rdma-core 55. */
+typedef int (*reg_dmabuf_mr_54)(struct ibv_pd *pd, uint64_t offset, size_t length,
+				uint64_t iova, int fd, int access, struct verbs_mr *vmr);
+
+/*
+ * A region over part of a dma-buf: the kernel maps it and checks the
+ * range. Which ibv_cmd_reg_dmabuf_mr() this is, the release tells, not
+ * the private ABI (ibverbs_provider.h).
+ */
 struct ibv_mr *stag_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
 				  uint64_t iova, int fd, int access)
 {
+	reg_dmabuf_mr_54 reg_54 = (reg_dmabuf_mr_54)(void (*)(void))ibv_cmd_reg_dmabuf_mr;
 	struct stag_mr *mr;
 	int ret;
 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return NULL;
-#if IBVERBS_PABI_VERSION >= 65
-	ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, &mr->vmr, NULL);
-#else
-	ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, &mr->vmr);
-#endif
+	if (stag_rdma_core_release() >= 55)
+		ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, &mr->vmr, NULL);
+	else
+		ret = reg_54(pd, offset, length, iova, fd, access, &mr->vmr);
 	if (ret) {
 		free(mr);
 		errno = ret;

@@ -6,9 +6,12 @@
  *
  * Prints "rdma_core_test: N passed, N failed"; exits 1 on a failure.
  */
+#define _GNU_SOURCE
+#include <link.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../rdma_core.h"
@@ -28,6 +31,18 @@ static void check(bool ok, const char *fmt, ...)
 		passed++;
 	else
 		failed++;
+}
+
+/* dl_iterate_phdr() callback: the path this test loaded libibverbs.so.1 from. */
+static int find_lib(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char **path = data;
+
+	(void)size;
+	if (!strstr(info->dlpi_name, "/libibverbs.so."))
+		return 0;
+	*path = info->dlpi_name;
+	return 1;
 }
 
 static void parses(const char *path, const char *want)
@@ -80,6 +95,18 @@ int main(void)
 
 	/* This host's libibverbs is the one the build is checked against. */
 	check(stag_rdma_core_check(), "the libibverbs this test links with is known");
+	{
+		char version[32] = "";
+		const char *path = NULL;
+		char *real;
+
+		dl_iterate_phdr(find_lib, &path);
+		real = path ? realpath(path, NULL) : NULL;
+		check(real && !stag_rdma_core_parse(real, version, sizeof(version)) &&
+		      stag_rdma_core_release() == strtoul(version, NULL, 10),
+		      "stag_rdma_core_release() is the major of the release loaded (%s)", version);
+		free(real);
+	}
 
 	printf("rdma_core_test: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -352,14 +352,9 @@ int ibv_cmd_dereg_mr(struct verbs_mr *vmr)
 	abort();
 }
 
-#if IBVERBS_PABI_VERSION >= 65
 int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
 			  int fd, int access, struct verbs_mr *vmr,
 			  struct ibv_command_buffer *driver)
-#else
-int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova,
-			  int fd, int access, struct verbs_mr *vmr)
-#endif
 {
 	abort();
 }

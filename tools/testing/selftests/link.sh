@@ -78,6 +78,12 @@ if [ "$dev" != lo ]; then
 fi
 
 t_run "PDs from userspace" "$T_ROOT/tools/provider/tests/pd_smoke" stag0
+out=$("$T_ROOT/tools/provider/tests/dmabuf_smoke" stag0 2>&1)
+if [ "${out%%:*}" = skip ]; then
+	echo "ok - $T_SUITE: a dma-buf region from userspace # SKIP ${out#skip: }"
+else
+	t_eq "a dma-buf region from userspace (offset, length, refusals)" ok "$out"
+fi
 
 # Repeated add/delete, on lo and on the guest's NIC.
 loop()
