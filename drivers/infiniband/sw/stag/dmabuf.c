@@ -8,11 +8,15 @@
  * page list of runs like any other. The gate, the data path and the
  * region's life are then those of a pinned region.
  *
- * The mapping holds the buffer's pages where they are until it is undone:
- * an exporter that moves its buffers keeps them pinned while they are
- * vmapped. The list holds the mapping and a reference on the dma-buf, and
- * lets both go at its last put, after the last access that could touch
- * the pages. Memory that is not the CPU's (I/O memory, a vmap the kernel
+ * stag relies on what every kernel user of dma_buf_vmap() relies on: the
+ * mapping, and so the pages behind it, stays valid until it is undone.
+ * udmabuf's pages (a sealed memfd's, pinned by udmabuf) and a DMA heap's
+ * never move; make check registers both. An exporter that could move a
+ * buffer must keep it where it is while it is vmapped; one that cannot
+ * promise that should refuse the vmap. stag makes no attachment, so it
+ * gets no move_notify and would not notice a move. The list holds the
+ * mapping and a reference on the dma-buf, and lets both go at its last
+ * put, after the last access that could touch the pages. Memory that is not the CPU's (I/O memory, a vmap the kernel
  * cannot walk to pages) is refused: nothing could copy to it page by page.
  * Nothing is charged to RLIMIT_MEMLOCK: the exporter owns the memory and
  * accounts for it, as it does for every device that imports the buffer.
