@@ -16,8 +16,9 @@
  * promise that should refuse the vmap. stag makes no attachment, so it
  * gets no move_notify and would not notice a move. The list holds the
  * mapping and a reference on the dma-buf, and lets both go at its last
- * put, after the last access that could touch the pages. Memory that is not the CPU's (I/O memory, a vmap the kernel
- * cannot walk to pages) is refused: nothing could copy to it page by page.
+ * put, after the last access that could touch the pages. Memory that is
+ * not the CPU's (I/O memory, a vmap the kernel cannot walk to pages) is
+ * refused: nothing could copy to it page by page.
  * Nothing is charged to RLIMIT_MEMLOCK: the exporter owns the memory and
  * accounts for it, as it does for every device that imports the buffer.
  */
