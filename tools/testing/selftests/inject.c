@@ -56,6 +56,9 @@
  * group, the members take. The kinds above still cut, pad, stretch and
  * scramble them.
  *
+ * With -T, inject gives up after SECONDS: it says how many packets it had
+ * sent and exits with status 3.
+ *
  * Output: what was sent, by kind. Exit status 0 when every packet was
  * handed to the stack.
  */
@@ -69,6 +72,7 @@
 #include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -574,10 +578,31 @@ static bool flood_args(const char *r, const char *b)
 
 static int bad_args(void)
 {
-	fprintf(stderr, "usage: inject -t TARGET [-n COUNT] [-s SEED] [-i IFACE -p PEER] %s %s\n"
-		"       inject -t GROUP -G QKEY -p ADDRESS [-n COUNT] [-s SEED] [-m MTU]\n",
+	fprintf(stderr, "usage: inject [-T SECONDS] -t TARGET [-n COUNT] [-s SEED] "
+		"[-i IFACE -p PEER] %s %s\n"
+		"       inject [-T SECONDS] -t GROUP -G QKEY -p ADDRESS [-n COUNT] [-s SEED] "
+		"[-m MTU]\n",
 		"[-m MTU]", "[-R QPN:PEERQPN:PSN:RKEY:VA:LEN [-B BIG:EVERY] [-w WINDOW]]");
 	return 2;
+}
+
+/*
+ * -T: where the loop was when the deadline came, said before exiting, so a
+ * test that gave up on inject learns whether it sent slowly or not at all.
+ */
+static volatile unsigned long progress, progress_failed;
+
+static void deadline(int sig)
+{
+	char b[128];
+	int n;
+
+	(void)sig;
+	n = snprintf(b, sizeof(b), "# inject: deadline: %lu sent, %lu not taken; "
+		     "flood: %lu responses\n", progress, progress_failed, flood.responses);
+	if (n > 0 && write(1, b, n) < 0)
+		_exit(4);
+	_exit(3);
 }
 
 static double now(void)
@@ -593,6 +618,7 @@ int main(int argc, char **argv)
 	unsigned long count = 1000000, sent[K_NUM] = { 0 }, failed = 0, i;
 	struct sockaddr_in dst = { .sin_family = AF_INET };
 	const char *iface = NULL, *read_arg = NULL, *big_arg = NULL;
+	unsigned int limit = 0;
 	uint64_t seed = 1;
 	uint8_t pkt[MAX_PKT];
 	double t0, t;
@@ -600,7 +626,7 @@ int main(int argc, char **argv)
 	size_t len;
 	int fd, c, err = 0;
 
-	while ((c = getopt(argc, argv, "t:n:s:i:p:m:R:B:w:G:")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:s:i:p:m:R:B:w:G:T:")) != -1) {
 		switch (c) {
 		case 't':
 			if (!inet_aton(optarg, &target))
@@ -631,6 +657,9 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			flood.window = strtoul(optarg, NULL, 0);
+			break;
+		case 'T':
+			limit = strtoul(optarg, NULL, 0);
 			break;
 		case 'G':
 			group = true;
@@ -664,8 +693,12 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# inject: %lu packets at %s, seed %llu, MTU %u\n", count, inet_ntoa(target),
 	       (unsigned long long)seed, mtu);
+	signal(SIGALRM, deadline);
+	alarm(limit);
 	t0 = now();
 	for (i = 0; i < count; i++) {
+		progress = i;
+		progress_failed = failed;
 		if (!(i & (flood.on ? 15 : 255)))
 			watch(i);
 		if (flood.on)

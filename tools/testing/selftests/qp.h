@@ -143,6 +143,7 @@ const char *case_skipped(void);
 bool is_stag(void);
 bool stag_wire(void);
 bool inject_path(char *path, size_t len);
+void inject_deadline(char *arg, size_t len);
 long hw_counter(const char *name);
 
 #endif /* STAG_SELFTESTS_QP_H */

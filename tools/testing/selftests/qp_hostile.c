@@ -624,8 +624,8 @@ static void read_flood(void)
 	struct buf *region = buf_new(FLOOD_BIG, LW | RR | RW), *small = buf_new(64, LW);
 	long avail0, avail_min, slab0, slab_max, backlog = 0, sent;
 	unsigned long responses = 0, reads = 0, resyncs = 0;
-	char prog[256], target[INET_ADDRSTRLEN], spec[160], big[32], mtus[16], count[16];
-	char *const inj[] = { prog, "-t", target, "-p", target, "-i", "lo", "-m", mtus, "-n", count,
+	char prog[256], target[INET_ADDRSTRLEN], spec[160], big[32], mtus[16], count[16], t[16];
+	char *const inj[] = { prog, "-T", t, "-t", target, "-p", target, "-i", "lo", "-m", mtus, "-n", count,
 			       "-R", spec, "-B", big, NULL };
 	char out[4096], *line;
 	struct ibv_send_wr wr;
@@ -682,6 +682,7 @@ static void read_flood(void)
 	snprintf(big, sizeof(big), "%u:%u", FLOOD_BIG, FLOOD_EVERY);
 	snprintf(mtus, sizeof(mtus), "%u", 128u << port_attr.active_mtu);
 	snprintf(count, sizeof(count), "%u", FLOOD_REQS);
+	inject_deadline(t, sizeof(t));
 	if (is_stag())
 		backlog = hw_counter("drop_backlog");
 	avail0 = meminfo_bytes("MemAvailable");

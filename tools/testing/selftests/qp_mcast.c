@@ -793,7 +793,7 @@ static void mcast_forged(void)
 {
 	union ibv_gid g = group(7);
 	struct buf *src = buf_new(LEN, LW), *dst[2];
-	char prog[256], grp[INET_ADDRSTRLEN], own[INET_ADDRSTRLEN], cmd[512], out[2048];
+	char prog[256], grp[INET_ADDRSTRLEN], own[INET_ADDRSTRLEN], cmd[512], out[2048], t[16];
 	long malformed = hw_counter("drop_malformed"), icrc = hw_counter("icrc_errors");
 	long qkey = hw_counter("drop_qkey"), ends = member_ends_sum(), udp = udp_in();
 	struct end *e[2], *a;
@@ -835,8 +835,9 @@ static void mcast_forged(void)
 
 	inet_ntop(AF_INET, g.raw + 12, grp, sizeof(grp));
 	inet_ntop(AF_INET, gid.raw + 12, own, sizeof(own));
-	snprintf(cmd, sizeof(cmd), "%s -t %s -G %#x -p %s -n %d -s %ld -m %u 2>&1", prog, grp,
-		 QKEY, own, FORGED_PKTS, (long)getpid(), 128u << port_attr.active_mtu);
+	inject_deadline(t, sizeof(t));
+	snprintf(cmd, sizeof(cmd), "%s -T %s -t %s -G %#x -p %s -n %d -s %ld -m %u 2>&1", prog, t,
+		 grp, QKEY, own, FORGED_PKTS, (long)getpid(), 128u << port_attr.active_mtu);
 	fflush(stdout);
 	f = popen(cmd, "r");
 	while (f && got < sizeof(out) - 1 && (ret = fread(out + got, 1, sizeof(out) - 1 - got, f)))

@@ -141,6 +141,17 @@ bool inject_path(char *path, size_t len)
 	return !access(path, X_OK);
 }
 
+/*
+ * inject's -T: the case's time less 8 s, so a slow inject ends first and
+ * says how far it got, rather than dying unheard with the case.
+ */
+void inject_deadline(char *arg, size_t len)
+{
+	int t = t_case_seconds() - 8;
+
+	snprintf(arg, len, "%d", t > 5 ? t : 5);
+}
+
 /* A value under the port's hw_counters in sysfs, or -1. */
 static long hw_file(const char *name)
 {

@@ -102,6 +102,12 @@ static void case_timeout(int sig)
 	_exit(0);
 }
 
+/* The seconds the running case has in all (0 outside a case). */
+int t_case_seconds(void)
+{
+	return case_limit;
+}
+
 /* Does a case's name contain one of the patterns (or are there none)? */
 bool t_case_wanted(const char *name, int npat, char **pat)
 {

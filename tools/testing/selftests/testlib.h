@@ -40,6 +40,7 @@ void t_skip(const char *name, const char *why);
 /* ---- cases in child processes ---- */
 
 bool t_case_wanted(const char *name, int npat, char **pat);
+int t_case_seconds(void);
 void t_case_run(const char *name, int limit, const char *(*body)(const void *),
 		const void *arg);
 
