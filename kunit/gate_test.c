@@ -266,6 +266,45 @@ static void stag_gate_whole_region(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 1U);
 }
 
+/*
+ * A key checked for no bytes (a zero-length range FLUSH): the key, PD and
+ * rights as for any access, and no bounds, where stag_gate_enter() takes
+ * a zero-length access without a lookup.
+ */
+static void stag_gate_key_only(struct kunit *test)
+{
+	struct ib_pd *pd = kunit_kzalloc(test, sizeof(*pd), GFP_KERNEL);
+	struct ib_pd *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	const int fg = IB_ACCESS_FLUSH_GLOBAL;
+	struct stag_gate_ref ref;
+	struct stag_tpt_entry *e;
+	struct stag_tpt *tpt;
+
+	KUNIT_ASSERT_NOT_NULL(test, pd);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	e = test_entry(test, pd, LW | RW | fg, STD);
+	tpt = e->owner;
+	stag_tpt_set_state(e, STAG_TPT_VALID);
+
+	KUNIT_EXPECT_EQ(test, stag_gate_enter(tpt, e->key ^ 0x5a, WHO(pd), fg, 0, 0, &ref), 0);
+	KUNIT_EXPECT_NULL(test, ref.entry);
+
+	KUNIT_ASSERT_EQ(test, stag_gate_enter_key(tpt, e->key, WHO(pd), fg, &ref), 0);
+	KUNIT_EXPECT_PTR_EQ(test, ref.entry, e);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 2U);
+	stag_gate_exit(&ref);
+
+	KUNIT_EXPECT_EQ(test, stag_gate_enter_key(tpt, e->key, WHO(pd),
+						  IB_ACCESS_FLUSH_PERSISTENT, &ref), -EACCES);
+	KUNIT_EXPECT_EQ(test, stag_gate_enter_key(tpt, e->key, WHO(other), fg, &ref), -EPERM);
+	KUNIT_EXPECT_EQ(test, stag_gate_enter_key(tpt, e->key ^ 0x5a, WHO(pd), fg, &ref),
+			-ENOENT);
+	stag_tpt_set_state(e, STAG_TPT_INVALID);
+	KUNIT_EXPECT_EQ(test, stag_gate_enter_key(tpt, e->key, WHO(pd), fg, &ref), -ENOENT);
+	KUNIT_EXPECT_NULL(test, ref.entry);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e->ref), 1U);
+}
+
 /* An entry invalidated while an access holds it: the access keeps its
  * reference, no new access passes, and removal waits for the holder.
  */
@@ -296,6 +335,7 @@ static struct kunit_case stag_gate_cases[] = {
 	KUNIT_CASE_PARAM(stag_gate_table, gate_gen_params),
 	KUNIT_CASE_PARAM(stag_gate_mr_access_flags, access_gen_params),
 	KUNIT_CASE(stag_gate_whole_region),
+	KUNIT_CASE(stag_gate_key_only),
 	KUNIT_CASE(stag_gate_invalidate_under_access),
 	{}
 };

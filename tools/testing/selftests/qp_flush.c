@@ -226,6 +226,43 @@ out:
 	free(mem);
 }
 
+/*
+ * A zero-length range FLUSH names a key and no bytes: the key is still
+ * checked (key, PD, rights), as rdma_rxe checks it, where a zero-length
+ * READ or WRITE passes unchecked (IBA C9-88). Before, stag acknowledged
+ * one with any R_Key.
+ */
+static void fl_zero_length(void)
+{
+	struct buf *t = buf_new(TGT, LW | RW | ACC_FLUSH_GLOBAL), *nof = buf_new(TGT, LW | RW);
+	struct buf bad;
+	struct end *a, *b;
+	struct raw raw;
+
+	if (!raw_have_flush())
+		return;
+	if (!t || !nof || !fl_pair(&a, &b, QP_ALL, &raw))
+		return;
+	flush_expect(a, &raw, t, 0, 0, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_SUCCESS,
+		     "0 bytes of a region with FLUSH_GLOBAL");
+	flush_expect(a, &raw, t, 2 * TGT, 0, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_SUCCESS,
+		     "0 bytes past its end: no bytes, no bounds");
+	expect_state(b->qp, IBV_QPS_RTS, "responder");
+
+	bad = *t;
+	bad.mr = &(struct ibv_mr){ .rkey = t->mr->rkey ^ 0x5a };
+	flush_expect(a, &raw, &bad, 0, 0, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR,
+		     "0 bytes under a key with a wrong key byte");
+	expect_state(b->qp, IBV_QPS_ERR, "responder");
+
+	if (!fl_pair(&a, &b, QP_ALL, &raw))
+		return;
+	flush_expect(a, &raw, nof, 0, 0, FLUSH_GLOBAL, FLUSH_RANGE, IBV_WC_REM_ACCESS_ERR,
+		     "0 bytes of a region without FLUSH_GLOBAL");
+	expect_guards(t, "target");
+	expect_guards(nof, "the region without the right");
+}
+
 /* What the requester refuses: nothing is sent, the QP goes to ERR. */
 static void fl_bad_wqe(uint8_t type, uint8_t level, uint64_t len, int num_sge,
 		       enum ibv_wc_status status, const char *what)
@@ -435,6 +472,8 @@ const struct qp_case flush_cases[] = {
 	{ "RC FLUSH of a region's range to its last byte: SUCCESS; one byte past: REM_ACCESS_ERR",
 	  fl_bounds },
 	{ "RC FLUSH of a whole region: SUCCESS whatever range it names", fl_whole_region },
+	{ "RC FLUSH of 0 bytes: its key still checked (a wrong key byte, no FLUSH_GLOBAL: "
+	  "REM_ACCESS_ERR), its bounds not", fl_zero_length },
 	{ "RC FLUSH of a region without the placement type's right: REM_ACCESS_ERR",
 	  fl_region_rights },
 	{ "RC FLUSH to a QP without FLUSH_GLOBAL: REM_INV_REQ_ERR, the responder in ERR",

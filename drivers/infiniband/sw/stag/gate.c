@@ -159,6 +159,32 @@ int stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct stag_gate_who *w
 EXPORT_SYMBOL_IF_KUNIT(stag_gate_enter);
 
 /**
+ * stag_gate_enter_key() - check a key for an access of no bytes
+ * @tpt: the device's table
+ * @key: the R_Key presented
+ * @who: the PD and QP number of the QP making the access
+ * @access: the IB_ACCESS_* rights the access needs
+ * @ref: filled on success
+ *
+ * A zero-length READ or WRITE passes unchecked (stag_gate_enter()), but
+ * a FLUSH is a request about the key itself: a zero-length range FLUSH
+ * still needs a valid key of the QP's PD with the flush rights, as
+ * rdma_rxe checks it. There are no bytes, so no bounds.
+ *
+ * Return: 0 or the errno of the failed check (see stag_gate_check()).
+ */
+int stag_gate_enter_key(struct stag_tpt *tpt, u32 key, const struct stag_gate_who *who,
+			int access, struct stag_gate_ref *ref)
+{
+	u64 len = 0;
+
+	ref->entry = NULL;
+	ref->offset = 0;
+	return enter(tpt, key, who, access, 0, &len, false, ref);
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_gate_enter_key);
+
+/**
  * stag_gate_enter_whole() - check an access to all that a key names
  * @tpt: the device's table
  * @key: the R_Key presented

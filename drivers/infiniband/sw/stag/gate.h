@@ -40,6 +40,9 @@ int stag_gate_check(const struct stag_tpt_entry *e, u32 key, const struct stag_g
 		    int access, u64 addr, u64 len);
 int __must_check stag_gate_enter(struct stag_tpt *tpt, u32 key, const struct stag_gate_who *who,
 				 int access, u64 addr, u64 len, struct stag_gate_ref *ref);
+int __must_check stag_gate_enter_key(struct stag_tpt *tpt, u32 key,
+				     const struct stag_gate_who *who, int access,
+				     struct stag_gate_ref *ref);
 int __must_check stag_gate_enter_whole(struct stag_tpt *tpt, u32 key,
 				       const struct stag_gate_who *who, int access, u64 *len,
 				       struct stag_gate_ref *ref);

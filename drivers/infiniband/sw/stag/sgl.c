@@ -583,7 +583,8 @@ static int wb_pmem(const struct stag_sgl *sgl)
  * @access: the rights its placement types need: IB_ACCESS_FLUSH_GLOBAL,
  *	IB_ACCESS_FLUSH_PERSISTENT or both; the persistent one writes back
  * @whole: the region selectivity (IB_FLUSH_MR): all that @key names, from
- *	its first byte; @addr and @len are not looked at
+ *	its first byte; @addr and @len are not looked at. A range of no
+ *	bytes still has its key checked, without bounds
  *
  * stag places every byte a WRITE or an atomic moves with CPU stores, and
  * answers it only after: a FLUSH, which its QP executes after them, finds
@@ -606,6 +607,8 @@ int stag_sgl_flush(struct stag_sgl *sgl, struct stag_tpt *tpt, const struct stag
 	sgl->kbuf = NULL;
 	if (whole)
 		ret = stag_gate_enter_whole(tpt, key, who, access, &len, &ent->ref);
+	else if (!len)
+		ret = stag_gate_enter_key(tpt, key, who, access, &ent->ref);
 	else
 		ret = stag_gate_enter(tpt, key, who, access, addr, len, &ent->ref);
 	if (ret)
