@@ -314,6 +314,7 @@ static void stag_pkt_every_opcode_round_trip(struct kunit *test)
 		in.inv_rkey = get_random_u32();
 		in.qkey = get_random_u32();
 		in.src_qpn = get_random_u32() & STAG_PSN_MASK;
+		in.xrc_srqn = get_random_u32() & STAG_XRCETH_SRQN_MASK;
 		memset(buf, 0xee, 256);
 		stag_pkt_build(buf, &in);
 		KUNIT_EXPECT_EQ_MSG(test, buf[stag_pkt_ops[op].hlen], 0xee, "opcode %#x", op);
@@ -356,9 +357,50 @@ static void stag_pkt_every_opcode_round_trip(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, out.qkey, in.qkey);
 			KUNIT_EXPECT_EQ(test, out.src_qpn, in.src_qpn);
 		}
+		if (flags & STAG_PKT_XRCETH)
+			KUNIT_EXPECT_EQ(test, out.xrc_srqn, in.xrc_srqn);
+		/* XRC's requests, and only they, name an SRQ. */
+		KUNIT_EXPECT_EQ_MSG(test, !!(flags & STAG_PKT_XRCETH),
+				    (op & STAG_OP_CLASS_MASK) == STAG_OP_XRC && flags & STAG_PKT_REQ,
+				    "opcode %#x", op);
 	}
-	/* 25 RC (atomic write and flush among them), 12 UC, 2 UD. */
-	KUNIT_EXPECT_EQ(test, n, 39U);
+	/* 25 RC (atomic write and flush among them), 12 UC, 2 UD, 23 XRC. */
+	KUNIT_EXPECT_EQ(test, n, 62U);
+}
+
+/*
+ * An XRC SEND ONLY: the XRCETH (8 reserved bits, the 24-bit SRQ number)
+ * right after the BTH, then the payload; the same opcode with RC's
+ * number in the low five bits.
+ */
+static void stag_pkt_xrc_layout(struct kunit *test)
+{
+	static const u8 want[16 + 4 + STAG_ICRC_LEN] = {
+		0xa4, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x12, 0x80, 0x00, 0x00, 0x07,
+		0x00, 0xab, 0xcd, 0xef,
+		'x', 'r', 'c', '!',
+	};
+	struct stag_pkt in = {
+		.opcode = STAG_OP_XRC | STAG_OP_SEND_ONLY, .pkey = 0xffff, .qpn = 0x12,
+		.ackreq = true, .psn = 7, .xrc_srqn = 0xabcdef,
+	};
+	u8 buf[sizeof(want)];
+	struct stag_pkt out;
+
+	KUNIT_ASSERT_EQ(test, stag_pkt_ops[in.opcode].hlen, 16);
+	memset(buf, 0, sizeof(buf));
+	stag_pkt_build(buf, &in);
+	KUNIT_EXPECT_MEMEQ(test, buf, want, 16);
+	KUNIT_ASSERT_EQ(test, stag_pkt_parse(want, sizeof(want), &out), 0);
+	KUNIT_EXPECT_EQ(test, out.xrc_srqn, 0xabcdefU);
+	KUNIT_EXPECT_EQ(test, out.paylen, 4U);
+	KUNIT_EXPECT_TRUE(test, out.flags & STAG_PKT_SEND && out.flags & STAG_PKT_RECV);
+	/* Its answers carry no XRCETH: RC's layouts in XRC's numbers. */
+	KUNIT_EXPECT_EQ(test, stag_pkt_ops[STAG_OP_XRC | STAG_OP_ACK].hlen, 16);
+	KUNIT_EXPECT_EQ(test, stag_pkt_ops[STAG_OP_XRC | STAG_OP_ATOMIC_ACK].hlen, 24);
+	KUNIT_EXPECT_EQ(test, stag_pkt_ops[STAG_OP_XRC | STAG_OP_CMP_SWAP].hlen, 44);
+	/* A packet cut inside its XRCETH is malformed. */
+	KUNIT_EXPECT_EQ(test, stag_pkt_parse(want, 14 + STAG_ICRC_LEN, &out), -EINVAL);
 }
 
 struct bad_case {
@@ -449,7 +491,7 @@ static void segments_of_all(struct kunit *test, u8 class, u32 len, u32 mtu)
 /* At every IB MTU, around its multiples: the opcodes and payload of each packet. */
 static void stag_pkt_segments_at_every_mtu(struct kunit *test)
 {
-	static const u8 classes[] = { STAG_OP_RC, STAG_OP_UC };
+	static const u8 classes[] = { STAG_OP_RC, STAG_OP_UC, STAG_OP_XRC };
 	enum ib_mtu m;
 	int c;
 
@@ -485,6 +527,11 @@ static void stag_pkt_opcode_refuses(struct kunit *test)
 	/* And its FLUSH, 0x1c, RC only. */
 	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_RC, IB_WR_FLUSH, true, true), 0x1c);
 	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_UC, IB_WR_FLUSH, true, true), 0xff);
+	/* XRC has RC's opcodes of IBA 1.2, not 1.5's atomic write and flush. */
+	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_XRC, IB_WR_FLUSH, true, true), 0xff);
+	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_XRC, IB_WR_ATOMIC_WRITE, true, true), 0xff);
+	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_XRC, IB_WR_RDMA_READ, true, true), 0xac);
+	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_XRC, IB_WR_SEND_WITH_INV, true, true), 0xb7);
 	KUNIT_EXPECT_EQ(test, stag_pkt_opcode(STAG_OP_UD, IB_WR_SEND_WITH_IMM, true, true),
 			STAG_OP_UD | STAG_OP_SEND_ONLY_IMM);
 }
@@ -516,6 +563,7 @@ static struct kunit_case stag_pkt_cases[] = {
 	KUNIT_CASE(stag_pkt_flush_layout),
 	KUNIT_CASE(stag_pkt_icrc_of_rxe_flush),
 	KUNIT_CASE(stag_pkt_every_opcode_round_trip),
+	KUNIT_CASE(stag_pkt_xrc_layout),
 	KUNIT_CASE_PARAM(stag_pkt_parse_refuses, bad_gen_params),
 	KUNIT_CASE(stag_pkt_segments_at_every_mtu),
 	KUNIT_CASE(stag_pkt_opcode_refuses),

@@ -170,8 +170,10 @@ struct stag_send_wqe {
 			__u32 mr_lkey;
 			__u32 access;		/* IB_ACCESS_* of the window */
 		} bind;
-		__u8 raw[40];
+		__u8 raw[32];
 	} wr;
+	__u32 xrc_srqn;		/* XRC INI: the remote XRC SRQ's number */
+	__u32 reserved1;
 };
 
 #define STAG_SEND_WQE_HDR_SIZE		64
@@ -235,6 +237,10 @@ struct stag_create_cq_resp {
 	__u32 slot_size;
 };
 
+/*
+ * An XRC INI QP has no receive ring, an XRC TGT QP no ring at all: their
+ * offsets and slot counts are 0.
+ */
 struct stag_create_qp_resp {
 	__aligned_u64 sq_offset;	/* mmap offset of the send ring */
 	__aligned_u64 rq_offset;	/* of the receive ring; 0 with an SRQ */

@@ -159,7 +159,7 @@ static void init_attr(struct stag_dev *sdev)
 				 IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_UD_AV_PORT_ENFORCE | IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B | IB_DEVICE_SRQ_RESIZE |
-				 IB_DEVICE_ATOMIC_WRITE | STAG_DEVICE_FLUSH;
+				 IB_DEVICE_ATOMIC_WRITE | STAG_DEVICE_FLUSH | IB_DEVICE_XRC;
 	/* Completion timestamps are CLOCK_MONOTONIC nanoseconds (cq.c). */
 	attr->hca_core_clock = STAG_CORE_CLOCK_KHZ;
 	attr->timestamp_mask = U64_MAX;
@@ -291,6 +291,7 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 	ida_init(&sdev->pd_ida);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	stag_tpt_init(&sdev->tpt, STAG_KEY_INDEX_MAX);
 	INIT_LIST_HEAD(&sdev->list);
 	stag_res_init(&sdev->res);
@@ -329,6 +330,7 @@ err_debugfs:
 err_list_del:
 	list_del_dev(sdev);
 	stag_roce_put();
+	xa_destroy(&sdev->srqs);
 	xa_destroy(&sdev->ahs);
 	xa_destroy(&sdev->qps);
 	stag_tpt_uninit(&sdev->tpt);
@@ -361,6 +363,8 @@ void stag_dev_dealloc(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&sdev->qps));
 	xa_destroy(&sdev->qps);
 	xa_destroy(&sdev->ahs);
+	WARN_ON(!xa_empty(&sdev->srqs));
+	xa_destroy(&sdev->srqs);
 	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->pd_ida);
 	stag_counters_uninit(sdev);

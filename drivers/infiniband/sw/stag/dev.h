@@ -49,7 +49,8 @@ struct stag_dev {
 	u32 qp_next;
 	struct xarray ahs;	/* by ah_num */
 	u32 ah_next;
-	atomic_t srq_next;
+	struct xarray srqs;	/* by SRQ number */
+	u32 srq_next;
 	struct stag_res res;	/* how many objects of each kind, and the most */
 	unsigned long flags;
 	struct list_head list;	/* on stag_devices, under stag_devices_lock */

@@ -80,7 +80,7 @@ static void answer(struct stag_qp *qp, struct stag_send *s, enum stag_resp_resul
 {
 	struct stag_sq *sq = &qp->sq;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC || result == STAG_RESP_ACK) {
+	if (!stag_qp_reliable(qp) || result == STAG_RESP_ACK) {
 		stag_req_done(qp, s, IB_WC_SUCCESS);
 		return;
 	}
@@ -163,6 +163,7 @@ static void init_msg(struct stag_qp *qp, const struct stag_swqe *wqe, struct sta
 		.local = qp->sq.local,
 		.length = wqe->length,
 		.src_qpn = qp->ibqp.qp_num,
+		.xrc_srqn = wqe->hdr.xrc_srqn & STAG_SRQN_MAX,
 	};
 }
 

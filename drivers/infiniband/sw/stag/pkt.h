@@ -24,8 +24,9 @@ struct sk_buff;
 #define STAG_DETH_LEN		8
 #define STAG_ICRC_LEN		4
 #define STAG_FETH_LEN		4
-/* The longest run of transport headers an opcode has: BTH and AtomicETH. */
-#define STAG_HDR_MAX		(STAG_BTH_LEN + STAG_ATMETH_LEN)
+#define STAG_XRCETH_LEN		4
+/* The longest run of transport headers an opcode has: BTH, XRCETH and AtomicETH. */
+#define STAG_HDR_MAX		(STAG_BTH_LEN + STAG_XRCETH_LEN + STAG_ATMETH_LEN)
 
 #define STAG_PKEY_DEFAULT	0xffff
 #define STAG_GSI_QKEY		0x80010000
@@ -35,9 +36,14 @@ struct sk_buff;
 #define STAG_OP_RC		0x00
 #define STAG_OP_UC		0x20
 #define STAG_OP_UD		0x60
+#define STAG_OP_XRC		0xa0
 #define STAG_OP_CLASS_MASK	0xe0
 
-/* The opcodes of IBA table 38 that stag sends or takes, RC numbering. */
+/*
+ * The opcodes of IBA table 38 that stag sends or takes, RC numbering. XRC
+ * has the same numbers for all but atomic write and flush, and its
+ * requests carry an XRCETH after the BTH.
+ */
 enum stag_opcode {
 	STAG_OP_SEND_FIRST		= 0x00,
 	STAG_OP_SEND_MIDDLE		= 0x01,
@@ -91,6 +97,7 @@ enum stag_pkt_flag {
 	STAG_PKT_ATOMIC_WRITE	= BIT(20),	/* answered by an empty READ_RESP_ONLY */
 	STAG_PKT_FETH		= BIT(21),
 	STAG_PKT_FLUSH		= BIT(22),	/* answered as an atomic write is */
+	STAG_PKT_XRCETH		= BIT(23),	/* an XRC request: the SRQ it names */
 };
 
 struct stag_pkt_op {
@@ -116,6 +123,8 @@ extern const struct stag_pkt_op stag_pkt_ops[256];
  * type in bits 3-0 (IB_FLUSH_GLOBAL, IB_FLUSH_PERSISTENT), the
  * selectivity in bits 5-4 (IB_FLUSH_RANGE, IB_FLUSH_MR).
  */
+#define STAG_XRCETH_SRQN_MASK	0xffffff
+
 #define STAG_FETH_PLT_MASK	0x0f
 #define STAG_FETH_SEL_MASK	0x30
 #define STAG_FETH_SEL_SHIFT	4
@@ -149,6 +158,7 @@ struct stag_pkt {
 	u32 inv_rkey;		/* IETH */
 	u32 qkey;		/* DETH */
 	u32 src_qpn;
+	u32 xrc_srqn;		/* XRCETH */
 };
 
 int stag_pkt_parse(const void *hdr, u32 len, struct stag_pkt *p);

@@ -166,12 +166,25 @@ static int check_init_attr(const struct ib_qp_init_attr *init, bool user)
 		if (user)
 			return -EINVAL;
 		break;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		/* No kernel consumer uses XRC, and ib_post_send has no SRQ number. */
+		if (!user)
+			return -EOPNOTSUPP;
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
-	if (!init->send_cq || !init->recv_cq)
+	/*
+	 * An XRC INI QP only sends, an XRC TGT QP only receives, into the
+	 * SRQs of its domain: the core passes neither a receive CQ nor an
+	 * SRQ for them, nor a send CQ for TGT.
+	 */
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		return init->xrcd ? 0 : -EINVAL;
+	if (!init->send_cq || (!init->recv_cq && init->qp_type != IB_QPT_XRC_INI))
 		return -EINVAL;
 	if (cap->max_send_wr > STAG_MAX_QP_WR || cap->max_send_sge > STAG_MAX_SGE ||
 	    cap->max_inline_data > STAG_MAX_INLINE)
@@ -189,7 +202,7 @@ static int check_init_attr(const struct ib_qp_init_attr *init, bool user)
 
 static int alloc_scratch(struct stag_qp *qp, u32 sq_slots)
 {
-	u32 n = qp->ibqp.qp_type == IB_QPT_RC ? min(sq_slots, STAG_SQ_WINDOW) : 1;
+	u32 n = stag_qp_reliable(qp) ? min(sq_slots, STAG_SQ_WINDOW) : 1;
 
 	qp->sq.sends = kvcalloc(n, sizeof(*qp->sq.sends), GFP_KERNEL_ACCOUNT);
 	qp->sq.nsends = n;
@@ -211,7 +224,12 @@ static void free_scratch(struct stag_qp *qp)
 	kvfree(qp->sq.sends);
 }
 
-/* Sizes the rings and reports what the QP got in @cap. */
+/*
+ * Sizes the rings and reports what the QP got in @cap. An XRC QP gets a
+ * ring of one slot for each queue it lacks, never shared with its user
+ * and never written: the requester and the responder's flush find it
+ * empty, and need no case of their own.
+ */
 static int init_queues(struct stag_qp *qp, struct ib_qp_init_attr *init)
 {
 	struct ib_qp_cap *cap = &init->cap;
@@ -246,6 +264,15 @@ static int init_queues(struct stag_qp *qp, struct ib_qp_init_attr *init)
 	qp->rq.max_wr = slots;
 	cap->max_recv_wr = slots;
 	cap->max_recv_sge = qp->rq.max_sge;
+	if (init->qp_type == IB_QPT_XRC_TGT) {
+		cap->max_send_wr = 0;
+		cap->max_send_sge = 0;
+		cap->max_inline_data = 0;
+	}
+	if (init->qp_type == IB_QPT_XRC_INI || init->qp_type == IB_QPT_XRC_TGT) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
 	return 0;
 }
 
@@ -261,10 +288,12 @@ static int share_queues(struct stag_qp *qp, struct ib_udata *udata)
 	struct stag_create_qp_resp resp = {};
 	int ret;
 
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	ret = stag_queue_share(&qp->sq.queue, udata, &resp.sq_offset);
 	if (ret)
 		return ret;
-	if (!qp->srq) {
+	if (!qp->srq && !stag_qp_is_xrc(qp)) {
 		ret = stag_queue_share(&qp->rq.queue, udata, &resp.rq_offset);
 		if (ret)
 			return ret;
@@ -317,10 +346,11 @@ static void init_attr(struct stag_qp *qp, const struct ib_qp_init_attr *init)
  * @init: its attributes; cap is updated to what the QP got
  * @udata: the user's command, or NULL
  *
- * Return: 0; -EOPNOTSUPP for QP types and flags stag lacks; -EINVAL for
- * sizes out of range, a missing CQ, a GSI QP from userspace, driver data
- * in the command, or when the device has max_qp QPs already (QP1
- * counts); -EBUSY for a second GSI QP; -ENOMEM.
+ * Return: 0; -EOPNOTSUPP for QP types and flags stag lacks, and for XRC
+ * QPs of the kernel; -EINVAL for sizes out of range, a missing CQ or XRC
+ * domain, a GSI QP from userspace, driver data in the command, or when
+ * the device has max_qp QPs already (QP1 counts); -EBUSY for a second GSI
+ * QP; -ENOMEM.
  */
 int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata)
 {
@@ -348,8 +378,9 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 	INIT_WORK(&qp->work, qp_work);
 	timer_setup(&qp->sq.timer, stag_req_timer, 0);
 	qp->srq = init->srq ? to_stag_srq(init->srq) : NULL;
-	qp->scq = to_stag_cq(init->send_cq);
-	qp->rcq = to_stag_cq(init->recv_cq);
+	qp->rcq = init->recv_cq ? to_stag_cq(init->recv_cq) : NULL;
+	qp->scq = init->send_cq ? to_stag_cq(init->send_cq) : NULL;
+	qp->xrcd = init->xrcd;
 	qp->sq.sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->sq.limits.type = init->qp_type;
 	qp->sq.limits.user = qp->user;
@@ -708,8 +739,9 @@ int stag_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
  * here, in the caller's context. A kernel consumer's are written into the
  * ring and run by the QP's work.
  *
- * Return: 0; -EINVAL for a malformed request, or before the QP is ready to
- * send; -ENOMEM when the send queue is full.
+ * Return: 0; -EINVAL for a malformed request, an XRC TGT QP (it has no
+ * send queue), or before the QP is ready to send; -ENOMEM when the send
+ * queue is full.
  */
 int stag_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		      const struct ib_send_wr **bad_wr)
@@ -720,7 +752,7 @@ int stag_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	int ret = 0;
 
 	if (qp->user) {
-		if (wr) {
+		if (wr || ibqp->qp_type == IB_QPT_XRC_TGT) {
 			*bad_wr = wr;
 			return -EINVAL;
 		}
@@ -759,8 +791,8 @@ int stag_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  * Users post receives without a syscall; they ring only in the error
  * state, so that what they posted gets flushed.
  *
- * Return: 0; -EINVAL for a QP with an SRQ, one in RESET, or a malformed
- * request; -ENOMEM when the receive queue is full.
+ * Return: 0; -EINVAL for a QP with an SRQ, an XRC QP, one in RESET, or a
+ * malformed request; -ENOMEM when the receive queue is full.
  */
 int stag_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
@@ -769,7 +801,8 @@ int stag_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
-	if (qp->srq || stag_qp_state(qp) == IB_QPS_RESET || (qp->user && wr)) {
+	if (qp->srq || stag_qp_is_xrc(qp) || stag_qp_state(qp) == IB_QPS_RESET ||
+	    (qp->user && wr)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

@@ -18,6 +18,7 @@
 #include "roce.h"
 #include "roce_resp.h"
 #include "sgl.h"
+#include "srq.h"
 #include "wqe.h"
 
 #define STAG_MAX_QP		65536
@@ -27,7 +28,6 @@
 
 struct stag_cq;
 struct stag_dev;
-struct stag_srq;
 struct stag_xport;
 
 /*
@@ -132,6 +132,13 @@ struct stag_qp {
 	struct stag_cq *scq;
 	struct stag_cq *rcq;
 	struct work_struct work;	/* runs the requester and flushes */
+	/*
+	 * XRC TGT: its domain, and the XRC SRQ the message being placed
+	 * names, referenced, under resp_mutex; NULL between messages. That
+	 * SRQ's receives, CQ and PD are the message's (stag_qp_who).
+	 */
+	struct ib_xrcd *xrcd;
+	struct stag_srq *xsrq;
 };
 
 static inline struct stag_qp *to_stag_qp(struct ib_qp *ibqp)
@@ -139,10 +146,27 @@ static inline struct stag_qp *to_stag_qp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct stag_qp, ibqp);
 }
 
-/* The QP as the gate sees it when it makes an access. */
+/*
+ * The QP as the gate sees it when it makes an access. An XRC TGT QP has
+ * no PD: a message it takes is checked against the PD of the XRC SRQ the
+ * message names, as the IBA defines XRC.
+ */
 static inline struct stag_gate_who stag_qp_who(const struct stag_qp *qp)
 {
-	return (struct stag_gate_who) { .pd = qp->ibqp.pd, .qpn = qp->ibqp.qp_num };
+	struct ib_pd *pd = qp->xsrq ? qp->xsrq->ibsrq.pd : qp->ibqp.pd;
+
+	return (struct stag_gate_who) { .pd = pd, .qpn = qp->ibqp.qp_num };
+}
+
+static inline bool stag_qp_is_xrc(const struct stag_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_XRC_INI || qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+/* RC and XRC: acknowledged, retried, in order; their responders error out. */
+static inline bool stag_qp_reliable(const struct stag_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC || stag_qp_is_xrc(qp);
 }
 
 static inline enum ib_qp_state stag_qp_state(const struct stag_qp *qp)

@@ -422,10 +422,12 @@ int stag_req_fill_res(struct sk_buff *msg, struct stag_qp *qp)
 
 	if (rdma_nl_put_driver_u32(msg, "sends", sends) ||
 	    rdma_nl_put_driver_u32(msg, "sq_fetched", fetched) ||
-	    rdma_nl_put_driver_u32(msg, "sq_posted", posted) ||
-	    rdma_nl_put_driver_u32(msg, "scq_overflow",
-				   READ_ONCE(to_stag_cq(qp->ibqp.send_cq)->overflow)) ||
-	    rdma_nl_put_driver_u32(msg, "retry_left", retry_left) ||
+	    rdma_nl_put_driver_u32(msg, "sq_posted", posted))
+		return -EMSGSIZE;
+	/* An XRC TGT QP has no send CQ. */
+	if (qp->scq && rdma_nl_put_driver_u32(msg, "scq_overflow", READ_ONCE(qp->scq->overflow)))
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32(msg, "retry_left", retry_left) ||
 	    rdma_nl_put_driver_u32(msg, "rnr_left", rnr_left) ||
 	    rdma_nl_put_driver_u32(msg, "rnr_wait", rnr_wait))
 		return -EMSGSIZE;

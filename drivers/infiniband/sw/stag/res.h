@@ -16,6 +16,7 @@ enum stag_res_type {
 	STAG_RES_MR,
 	STAG_RES_MW,
 	STAG_RES_AH,
+	STAG_RES_XRCD,
 	STAG_NR_RES,
 };
 

@@ -29,7 +29,43 @@ static bool types_match(const struct stag_qp *src, const struct stag_qp *dst)
 {
 	if (is_ud(src))
 		return is_ud(dst);
+	if (src->ibqp.qp_type == IB_QPT_XRC_INI)
+		return dst->ibqp.qp_type == IB_QPT_XRC_TGT;
 	return src->ibqp.qp_type == dst->ibqp.qp_type;
+}
+
+/* Where a message's receive comes from: its XRC SRQ, the QP's SRQ, or NULL. */
+static struct stag_srq *recv_srq(const struct stag_qp *qp)
+{
+	return qp->xsrq ?: qp->srq;
+}
+
+/**
+ * stag_resp_xrc_begin() - find the XRC SRQ a message to a TGT QP names
+ * @qp: the XRC TGT QP, its resp_mutex held
+ * @srqn: the number the message carries
+ *
+ * Until stag_resp_xrc_end(), the message's receive, completion and
+ * memory checks are the SRQ's (its ring, its CQ, its PD), and the SRQ
+ * cannot be destroyed.
+ *
+ * Return: STAG_RESP_ACK; STAG_RESP_NAK_INV_REQ when @srqn names no XRC
+ * SRQ of the QP's domain.
+ */
+enum stag_resp_result stag_resp_xrc_begin(struct stag_qp *qp, u32 srqn)
+{
+	lockdep_assert_held(&qp->resp_mutex);
+	WARN_ON_ONCE(qp->xsrq);
+	qp->xsrq = stag_srq_get_xrc(to_stag_dev(qp->ibqp.device), srqn, qp->xrcd);
+	return qp->xsrq ? STAG_RESP_ACK : STAG_RESP_NAK_INV_REQ;
+}
+
+void stag_resp_xrc_end(struct stag_qp *qp)
+{
+	lockdep_assert_held(&qp->resp_mutex);
+	if (qp->xsrq)
+		stag_srq_put(qp->xsrq);
+	qp->xsrq = NULL;
 }
 
 /* Takes the next receive WQE into rq.wqe. */
@@ -41,8 +77,8 @@ static int take_recv(struct stag_qp *qp)
 
 	/* rq.wqe and the ring's consumer index are the responder's. */
 	lockdep_assert_held(&qp->resp_mutex);
-	if (qp->srq)
-		return stag_srq_take(qp->srq, qp->rq.wqe);
+	if (recv_srq(qp))
+		return stag_srq_take(recv_srq(qp), qp->rq.wqe);
 	ret = stag_queue_avail(q, &avail);
 	if (ret)
 		return ret;
@@ -59,7 +95,8 @@ static int take_recv(struct stag_qp *qp)
  * @wc: the completion, but for wr_id, qp and port
  * @solicited: the message was solicited
  *
- * An error completion moves the QP to the error state.
+ * An error completion moves the QP to the error state. A receive of an
+ * XRC SRQ completes in that SRQ's CQ.
  */
 void stag_resp_complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicited)
 {
@@ -67,7 +104,7 @@ void stag_resp_complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicite
 	wc->wr_id = qp->rq.wqe->wr_id;
 	wc->qp = &qp->ibqp;
 	wc->port_num = STAG_PORT_NUM;
-	stag_cq_post(qp->rcq, wc, solicited);
+	stag_cq_post(qp->xsrq ? to_stag_cq(qp->xsrq->ibsrq.ext.cq) : qp->rcq, wc, solicited);
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
 		stag_qp_error(qp);
 }
@@ -208,7 +245,7 @@ static enum stag_resp_result do_send(struct stag_qp *dst, struct stag_msg *msg)
 		 */
 		stag_sgl_release(msg->local);
 		if (stag_tpt_invalidate_key(&to_stag_dev(dst->ibqp.device)->tpt, hdr->ex,
-					    dst->ibqp.pd, dst->ibqp.qp_num, true)) {
+					    stag_qp_who(dst).pd, dst->ibqp.qp_num, true)) {
 			stag_resp_recv_error(dst, IB_WC_LOC_PROT_ERR);
 			return STAG_RESP_NAK_OP;
 		}
@@ -456,6 +493,11 @@ enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *ms
 		return STAG_RESP_DROP;
 	}
 
+	if (dst->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		res = stag_resp_xrc_begin(dst, msg->xrc_srqn);
+		if (res != STAG_RESP_ACK)
+			goto out;
+	}
 	if (stag_wqe_is_send(op))
 		res = do_send(dst, msg);
 	else if (stag_wqe_is_write(op))
@@ -473,8 +515,10 @@ enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *ms
 					 msg->wqe->hdr.wr.flush.level);
 	else
 		res = STAG_RESP_NAK_INV_REQ;
+	stag_resp_xrc_end(dst);
 
-	if (dst->ibqp.qp_type == IB_QPT_RC &&
+out:
+	if (stag_qp_reliable(dst) &&
 	    (res == STAG_RESP_NAK_ACCESS || res == STAG_RESP_NAK_INV_REQ))
 		stag_qp_error(dst);
 	return res;
@@ -484,14 +528,14 @@ enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *ms
  * stag_resp_flush() - complete every posted receive with WR_FLUSH_ERR
  * @qp: a QP in the error state
  *
- * A shared receive queue is not the QP's to flush.
+ * A shared receive queue, XRC ones included, is not the QP's to flush.
  */
 void stag_resp_flush(struct stag_qp *qp)
 {
 	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR, .opcode = IB_WC_RECV };
 	int ret;
 
-	if (qp->srq)
+	if (qp->srq || stag_qp_is_xrc(qp))
 		return;
 	mutex_lock(&qp->resp_mutex);
 	while ((ret = take_recv(qp)) != -ENOENT && ret != -EIO)

@@ -30,6 +30,7 @@ struct stag_msg {
 	u64 length;
 	u32 src_qpn;
 	u32 qkey;			/* UD: the qkey the message carries */
+	u32 xrc_srqn;			/* XRC: the SRQ it names */
 	const struct stag_av *av;	/* UD: its address */
 };
 
@@ -38,6 +39,8 @@ void stag_resp_flush(struct stag_qp *qp);
 
 /* What the RoCE responder shares with loopback's. */
 enum stag_resp_result stag_resp_get_recv(struct stag_qp *qp);
+enum stag_resp_result stag_resp_xrc_begin(struct stag_qp *qp, u32 srqn);
+void stag_resp_xrc_end(struct stag_qp *qp);
 void stag_resp_complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicited);
 void stag_resp_recv_error(struct stag_qp *qp, enum ib_wc_status status);
 enum stag_resp_result stag_resp_get_remote(struct stag_qp *dst, u32 rkey, u64 addr, u64 len,

@@ -78,6 +78,10 @@ static enum stag_counter check_qp(const struct stag_qp *qp, const struct stag_pk
 
 	if ((p->opcode & STAG_OP_CLASS_MASK) != stag_roce_class(qp))
 		return STAG_CNT_DROP_QP_STATE;
+	/* An XRC INI QP takes only responses, a TGT QP only requests. */
+	if ((qp->ibqp.qp_type == IB_QPT_XRC_INI && p->flags & STAG_PKT_REQ) ||
+	    (qp->ibqp.qp_type == IB_QPT_XRC_TGT && !(p->flags & STAG_PKT_REQ)))
+		return STAG_CNT_DROP_QP_STATE;
 	if (p->flags & STAG_PKT_REQ) {
 		if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD &&
 		    state != IB_QPS_SQE)
@@ -464,7 +468,7 @@ void stag_roce_qp_connect(struct stag_qp *qp)
 
 /* ---- what goes out ---- */
 
-/* The opcode class of a QP's packets: RC, UC, or UD (GSI too). */
+/* The opcode class of a QP's packets: RC, UC, XRC, or UD (GSI too). */
 u8 stag_roce_class(const struct stag_qp *qp)
 {
 	switch (qp->ibqp.qp_type) {
@@ -472,6 +476,9 @@ u8 stag_roce_class(const struct stag_qp *qp)
 		return STAG_OP_RC;
 	case IB_QPT_UC:
 		return STAG_OP_UC;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		return STAG_OP_XRC;
 	default:
 		return STAG_OP_UD;
 	}

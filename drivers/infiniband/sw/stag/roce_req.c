@@ -190,8 +190,8 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 		else
 			p->qkey = wqe->hdr.wr.ud.remote_qkey;
 	}
-	if (stag_roce_class(qp) == STAG_OP_RC &&
-	    (last || ++qp->sq.noack >= window(qp) / 2)) {
+	p->xrc_srqn = wqe->hdr.xrc_srqn;
+	if (stag_qp_reliable(qp) && (last || ++qp->sq.noack >= window(qp) / 2)) {
 		p->ackreq = true;
 		qp->sq.noack = 0;
 	}

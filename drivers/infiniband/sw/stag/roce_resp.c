@@ -57,7 +57,7 @@ static struct stag_dev *dev_of(struct stag_qp *qp)
 static void send_aeth(struct stag_qp *qp, u8 opcode, u8 syndrome, u32 psn, u64 orig)
 {
 	struct stag_pkt p = {
-		.opcode = opcode,
+		.opcode = opcode | stag_roce_class(qp),
 		.psn = psn,
 		.pkey = STAG_PKEY_DEFAULT,
 		.qpn = READ_ONCE(qp->attr.dest_qp_num),
@@ -67,7 +67,7 @@ static void send_aeth(struct stag_qp *qp, u8 opcode, u8 syndrome, u32 psn, u64 o
 	};
 	struct sk_buff *skb;
 
-	skb = stag_roce_alloc(qp, stag_pkt_ops[opcode].hlen + STAG_ICRC_LEN);
+	skb = stag_roce_alloc(qp, stag_pkt_ops[p.opcode].hlen + STAG_ICRC_LEN);
 	/* Lost: the requester's timer sends the request again. */
 	if (!skb)
 		return;
@@ -347,6 +347,7 @@ static void start_reply(struct stag_qp *qp, u32 psn, u64 va, u32 rkey, u64 len)
 {
 	qp->rresp.reading = (struct stag_reading) {
 		.active = true, .psn = psn, .va = va, .rkey = rkey, .left = len,
+		.xrc_srqn = qp->xsrq ? qp->xsrq->srq_num : 0,
 	};
 }
 
@@ -485,7 +486,7 @@ static bool reply_one(struct stag_qp *qp)
 	struct stag_reading *rd = &qp->rresp.reading;
 	u32 mtu = stag_roce_mtu(qp), len = min_t(u64, rd->left, mtu);
 	struct stag_pkt p = {
-		.opcode = reply_opcode(rd, mtu),
+		.opcode = reply_opcode(rd, mtu) | stag_roce_class(qp),
 		.psn = rd->psn,
 		.pkey = STAG_PKEY_DEFAULT,
 		.qpn = READ_ONCE(qp->attr.dest_qp_num),
@@ -507,13 +508,22 @@ static bool reply_one(struct stag_qp *qp)
 		return false;
 	}
 	stag_pkt_build(skb->data, &p);
-	/* Each packet's part of the range through the gate again. */
-	res = stag_resp_get_remote(qp, rd->rkey, rd->va, len, IB_ACCESS_REMOTE_READ);
+	/*
+	 * Each packet's part of the range through the gate again; for an
+	 * XRC TGT QP under the PD of the SRQ the read named, if it is still
+	 * there.
+	 */
+	res = STAG_RESP_ACK;
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		res = stag_resp_xrc_begin(qp, rd->xrc_srqn);
+	if (res == STAG_RESP_ACK)
+		res = stag_resp_get_remote(qp, rd->rkey, rd->va, len, IB_ACCESS_REMOTE_READ);
 	if (res == STAG_RESP_ACK) {
 		ret = stag_sgl_read(qp->rq.remote, 0, skb->data + hlen, len);
 		stag_sgl_release(qp->rq.remote);
 		res = ret ? STAG_RESP_NAK_ACCESS : STAG_RESP_ACK;
 	}
+	stag_resp_xrc_end(qp);
 	if (res != STAG_RESP_ACK) {
 		kfree_skb(skb);
 		rd->active = false;
@@ -526,7 +536,7 @@ static bool reply_one(struct stag_qp *qp)
 	rd->va += len;
 	rd->left -= len;
 	rd->started = true;
-	if (p.opcode == STAG_OP_READ_RESP_LAST || p.opcode == STAG_OP_READ_RESP_ONLY)
+	if (stag_pkt_ops[p.opcode].flags & STAG_PKT_END)
 		rd->active = false;
 	return true;
 }
@@ -684,6 +694,39 @@ static void rc_request(struct stag_qp *qp, const struct sk_buff *skb, const stru
 		owe_ack(qp, p->psn);
 }
 
+/*
+ * An XRC TGT QP is RC's responder, each request run under the XRC SRQ its
+ * XRCETH names (stag_resp_xrc_begin()): that SRQ's receives, CQ and PD.
+ * The request the QP expects must name an SRQ of the QP's domain, and a
+ * message, or a receive taken for it, keeps the SRQ it started with:
+ * anything else is an invalid request. A duplicate or a request past a
+ * gap is RC's to judge; one that would touch memory through an SRQ gone
+ * since meets the gate with no PD, and is refused there.
+ */
+static void xrc_request(struct stag_qp *qp, const struct sk_buff *skb, const struct stag_pkt *p)
+{
+	struct stag_roce_resp *rr = &qp->rresp;
+	enum stag_resp_result res;
+
+	if (p->psn == rr->epsn) {
+		if ((rr->op != NO_OP || rr->have_wqe) && p->xrc_srqn != rr->xrc_srqn) {
+			nak(qp, STAG_NAK_INV_REQ, p->psn);
+			return;
+		}
+		res = stag_resp_xrc_begin(qp, p->xrc_srqn);
+		if (res != STAG_RESP_ACK) {
+			nak(qp, nak_code(res), p->psn);
+			return;
+		}
+		rr->xrc_srqn = p->xrc_srqn;
+	} else {
+		/* Found or not: see above. */
+		stag_resp_xrc_begin(qp, p->xrc_srqn);
+	}
+	rc_request(qp, skb, p);
+	stag_resp_xrc_end(qp);
+}
+
 static void uc_request(struct stag_qp *qp, const struct sk_buff *skb, const struct stag_pkt *p)
 {
 	struct stag_roce_resp *rr = &qp->rresp;
@@ -778,6 +821,8 @@ void stag_roce_resp_run(struct stag_qp *qp)
 		if (!stag_pkt_parse(skb->data, skb->len, &p)) {
 			if (qp->ibqp.qp_type == IB_QPT_RC)
 				rc_request(qp, skb, &p);
+			else if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+				xrc_request(qp, skb, &p);
 			else if (qp->ibqp.qp_type == IB_QPT_UC)
 				uc_request(qp, skb, &p);
 			else
@@ -822,7 +867,7 @@ int stag_roce_resp_fill_res(struct sk_buff *msg, struct stag_qp *qp)
 int stag_roce_resp_init(struct stag_qp *qp)
 {
 	qp->rresp.op = NO_OP;
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_XRC_TGT)
 		return 0;
 	/* Each read or atomic a QP may be asked to keep has its resource. */
 	BUILD_BUG_ON(STAG_RDRES_MAX < STAG_MAX_RD_ATOMIC);

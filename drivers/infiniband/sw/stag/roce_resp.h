@@ -20,6 +20,7 @@ struct stag_reading {
 	u32 rkey;
 	u64 left;		/* bytes still to send */
 	bool started;		/* its first response is out */
+	u32 xrc_srqn;		/* XRC: the SRQ whose PD checks it */
 };
 
 /* The responder's side of a QP on the wire; under resp_mutex. */
@@ -35,6 +36,7 @@ struct stag_roce_resp {
 	u64 va;			/* the WRITE in progress, from its RETH */
 	u32 rkey;
 	u32 length;
+	u32 xrc_srqn;		/* XRC: the SRQ of the message in progress */
 	bool ack;		/* an ACK is owed, for ack_psn */
 	u32 ack_psn;
 	struct stag_rdres_table res;	/* RC only */

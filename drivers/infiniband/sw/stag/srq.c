@@ -3,6 +3,11 @@
  * Shared receive queues. Responders of every QP on the SRQ take WQEs from
  * it under its lock, each copied out once; the limit event fires when a
  * take leaves fewer WQEs than the armed limit.
+ *
+ * An XRC SRQ belongs to an XRC domain and has its own CQ. No QP is
+ * created on it: each message to an XRC TGT QP names one by number, and
+ * the TGT QP's responder finds it here (stag_srq_get_xrc), in the
+ * device's table of SRQ numbers.
  */
 
 #include <kunit/visibility.h>
@@ -28,9 +33,9 @@ static int check_attr(const struct ib_srq_attr *attr, u32 max_wr)
  * @init: its attributes; max_wr and max_sge are updated to what it got
  * @udata: the user's command, or NULL
  *
- * Return: 0; -EOPNOTSUPP for SRQ types other than basic; -EINVAL for
- * sizes out of range, or when the device has max_srq SRQs already;
- * -ENOMEM.
+ * Return: 0; -EOPNOTSUPP for tag-matching SRQs, and for XRC SRQs of the
+ * kernel; -EINVAL for sizes out of range, an XRC SRQ without its domain
+ * or CQ, or when the device has max_srq SRQs already; -ENOMEM.
  */
 int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct ib_udata *udata)
 {
@@ -40,8 +45,15 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 	u32 slots;
 	int ret;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type == IB_SRQT_XRC) {
+		/* No kernel consumer uses XRC, and ib_post_send has no SRQ number. */
+		if (!udata)
+			return -EOPNOTSUPP;
+		if (!init->ext.xrc.xrcd || !init->ext.cq)
+			return -EINVAL;
+	} else if (init->srq_type != IB_SRQT_BASIC) {
 		return -EOPNOTSUPP;
+	}
 	ret = check_attr(&init->attr, STAG_MAX_QP_WR);
 	if (ret)
 		return ret;
@@ -53,6 +65,8 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 	if (ret)
 		return ret;
 
+	refcount_set(&srq->ref, 1);
+	init_completion(&srq->released);
 	spin_lock_init(&srq->lock);
 	srq->user = udata;
 	srq->max_sge = max(init->attr.max_sge, 1U);
@@ -63,21 +77,30 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 	srq->max_wr = slots;
 	init->attr.max_wr = slots;
 	init->attr.max_sge = srq->max_sge;
-	srq->srq_num = atomic_inc_return(&sdev->srq_next) & 0xffffff;
-	if (!udata)
-		return 0;
+	/* Reserved, not yet findable: the entry stays NULL until the end. */
+	ret = xa_alloc_cyclic_bh(&sdev->srqs, &srq->srq_num, NULL,
+				 XA_LIMIT(1, STAG_SRQN_MAX), &sdev->srq_next, GFP_KERNEL);
+	if (ret < 0)
+		goto err_uninit_queue;
+	ibsrq->ext.xrc.srq_num = srq->srq_num;
 
-	ret = stag_queue_share(&srq->queue, udata, &resp.offset);
-	if (ret)
-		goto err_uninit_queue;
-	resp.num_slots = slots;
-	resp.slot_size = srq->queue.slot_size;
-	resp.srq_num = srq->srq_num;
-	ret = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
-	if (ret)
-		goto err_uninit_queue;
+	if (udata) {
+		ret = stag_queue_share(&srq->queue, udata, &resp.offset);
+		if (ret)
+			goto err_free_num;
+		resp.num_slots = slots;
+		resp.slot_size = srq->queue.slot_size;
+		resp.srq_num = srq->srq_num;
+		ret = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+		if (ret)
+			goto err_free_num;
+	}
+	/* Last: from here a TGT QP's responder can find it. */
+	xa_store_bh(&sdev->srqs, srq->srq_num, srq, GFP_KERNEL);
 	return 0;
 
+err_free_num:
+	xa_erase_bh(&sdev->srqs, srq->srq_num);
 err_uninit_queue:
 	stag_queue_uninit(&srq->queue);
 err_uncharge:
@@ -216,10 +239,44 @@ int stag_srq_query(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	return 0;
 }
 
+/**
+ * stag_srq_get_xrc() - find an XRC SRQ of a domain by number
+ * @sdev: the device
+ * @srqn: the number an XRC message names
+ * @xrcd: the domain of the TGT QP the message arrived at
+ *
+ * Return: the SRQ with a reference the caller drops with stag_srq_put(),
+ * or NULL when @srqn names no SRQ, one that is not XRC, one of another
+ * domain, or one being destroyed.
+ */
+struct stag_srq *stag_srq_get_xrc(struct stag_dev *sdev, u32 srqn, const struct ib_xrcd *xrcd)
+{
+	struct stag_srq *srq;
+
+	xa_lock_bh(&sdev->srqs);
+	srq = xa_load(&sdev->srqs, srqn);
+	if (srq && (srq->ibsrq.srq_type != IB_SRQT_XRC || srq->ibsrq.ext.xrc.xrcd != xrcd ||
+		    !refcount_inc_not_zero(&srq->ref)))
+		srq = NULL;
+	xa_unlock_bh(&sdev->srqs);
+	return srq;
+}
+
+/*
+ * After the erase no responder finds the SRQ; one that found it before
+ * holds a reference, and the wait is for its message to be placed.
+ */
 int stag_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
-	stag_queue_uninit(&to_stag_srq(ibsrq)->queue);
-	stag_res_uncharge(&to_stag_dev(ibsrq->device)->res, STAG_RES_SRQ);
+	struct stag_dev *sdev = to_stag_dev(ibsrq->device);
+	struct stag_srq *srq = to_stag_srq(ibsrq);
+
+	might_sleep();
+	xa_erase_bh(&sdev->srqs, srq->srq_num);
+	stag_srq_put(srq);
+	wait_for_completion(&srq->released);
+	stag_queue_uninit(&srq->queue);
+	stag_res_uncharge(&sdev->res, STAG_RES_SRQ);
 	return 0;
 }
 

@@ -5,6 +5,8 @@
 #ifndef _STAG_SRQ_H
 #define _STAG_SRQ_H
 
+#include <linux/completion.h>
+#include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
@@ -12,9 +14,19 @@
 #include "wqe.h"
 
 #define STAG_MAX_SRQ		65536
+#define STAG_SRQN_MAX		((1U << 24) - 1)
 
+struct stag_dev;
+
+/*
+ * Reference rule, as for QPs: the creator's reference lives until
+ * destroy; an XRC TGT QP's responder holds one for the message it is
+ * placing (stag_srq_get_xrc), and destroy waits for it.
+ */
 struct stag_srq {
 	struct ib_srq ibsrq;
+	refcount_t ref;
+	struct completion released;
 	spinlock_t lock;	/* consumers, the limit, and kernel producers */
 	struct stag_queue queue;
 	u32 max_sge;
@@ -37,5 +49,12 @@ int stag_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata);
 int stag_srq_post_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
 int stag_srq_take(struct stag_srq *srq, struct stag_rwqe *wqe);
+struct stag_srq *stag_srq_get_xrc(struct stag_dev *sdev, u32 srqn, const struct ib_xrcd *xrcd);
+
+static inline void stag_srq_put(struct stag_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->ref))
+		complete(&srq->released);
+}
 
 #endif /* _STAG_SRQ_H */

@@ -24,6 +24,7 @@
 #include "route.h"
 #include "srq.h"
 #include "verbs.h"
+#include "xrcd.h"
 
 static int stag_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			     struct ib_udata *udata)
@@ -108,6 +109,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.alloc_mw = stag_mw_alloc,
 	.alloc_pd = stag_pd_alloc,
 	.alloc_ucontext = stag_alloc_ucontext,
+	.alloc_xrcd = stag_xrcd_alloc,
 	.attach_mcast = stag_mcast_attach,
 	.create_ah = stag_ah_create,
 	.create_cq = stag_cq_create,
@@ -118,6 +120,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.dealloc_mw = stag_mw_dealloc,
 	.dealloc_pd = stag_pd_dealloc,
 	.dealloc_ucontext = stag_dealloc_ucontext,
+	.dealloc_xrcd = stag_xrcd_dealloc,
 	.del_gid = stag_route_del_gid,
 	.dereg_mr = stag_mr_dereg,
 	.destroy_ah = stag_ah_destroy,
@@ -161,4 +164,5 @@ const struct ib_device_ops stag_verbs_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, stag_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, stag_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, stag_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, stag_xrcd, ibxrcd),
 };

@@ -33,25 +33,34 @@ u32 stag_wqe_recv_slot_size(u32 max_sge)
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_wqe_recv_slot_size);
 
-/* Which opcodes each QP type takes; kernel-only ones are checked apart. */
+/*
+ * Which opcodes each QP type takes; kernel-only ones are checked apart.
+ * An XRC INI QP has RC's opcodes of IBA 1.2 (XRC's table 38 rows);
+ * memory windows are bound to RC and UC QPs only, and atomic write and
+ * flush are RC's alone (IBA 1.5).
+ */
 static bool opcode_allowed(enum ib_qp_type type, u8 opcode)
 {
+	bool rc = type == IB_QPT_RC || type == IB_QPT_XRC_INI;
+
 	switch (opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 	case IB_WR_LOCAL_INV:
 	case IB_WR_REG_MR:
-		return true;
+		return type != IB_QPT_XRC_TGT;
 	case IB_WR_SEND_WITH_INV:
 		/* UC has no SEND with Invalidate opcode (IBA 9.2): RC only. */
-		return type == IB_QPT_RC;
+		return rc;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return rc || type == IB_QPT_UC;
 	case IB_WR_BIND_MW:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return rc;
 	case IB_WR_ATOMIC_WRITE:
 	case IB_WR_FLUSH:
 		return type == IB_QPT_RC;

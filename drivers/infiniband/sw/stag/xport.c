@@ -29,5 +29,5 @@ const struct stag_xport *stag_xport_select(struct stag_qp *qp)
 	if (!stag_roce_up() ||
 	    (stag_roce_loopback_allowed() && stag_route_is_local(&qp->dgid)))
 		return &stag_loopback_xport;
-	return qp->ibqp.qp_type == IB_QPT_RC ? &stag_roce_rc_xport : &stag_roce_uc_xport;
+	return stag_qp_reliable(qp) ? &stag_roce_rc_xport : &stag_roce_uc_xport;
 }
