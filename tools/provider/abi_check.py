@@ -22,9 +22,12 @@ ibv_qp_to_qp_ex tests VERBS_QP_EX at verbs_qp.comp_mask, which moved
 between rdma-core 44 and 56 (the provider finds it at run time; the check
 is that it lies within the room the provider leaves).
 
-ibv_cmd_alloc_mw passes its core sizes to _execute_cmd_write, and rxe's
-alloc_mw passes the sizes of its command and response (no udata) and
-callocs a bare struct ibv_mw.
+ibv_cmd_alloc_mw, ibv_cmd_open_xrcd and ibv_cmd_open_qp pass their core
+sizes to _execute_cmd_write; rxe's alloc_mw and mlx5's open_xrcd and
+open_qp pass the sizes of their command and response (no udata), and
+rxe's alloc_mw callocs a bare struct ibv_mw. ibv_cmd_open_xrcd stores
+VERBS_XRCD_HANDLE and the handle into its verbs_xrcd argument, which
+mlx5's open_xrcd callocs bare and passes the size of.
 
 The header's offsets (compiled with the same compiler) must equal them.
 Prints one line per check and "abi-check: N passed, N failed".
@@ -147,6 +150,24 @@ def calloc_size(insns):
         if re.match(r'call\s', ins) and size is not None:
             return size
     return None
+
+
+def xrcd_stores(insns):
+    """{'comp_mask': off, 'handle': off} from ibv_cmd_open_xrcd's stores into xrcd.
+
+    It stores VERBS_XRCD_HANDLE (1) into comp_mask, then the handle from a
+    register into the next field, through the same register; which one
+    holds xrcd differs between releases.
+    """
+    for i, ins in enumerate(insns):
+        m = re.match(r'movl\s+\$0x1,(0x[0-9a-f]+)\((%r\w+)\)$', ins)
+        if not m:
+            continue
+        for later in insns[i + 1:i + 4]:
+            h = re.match(r'mov\s+%e\w+,(0x[0-9a-f]+)\(' + m.group(2) + r'\)$', later)
+            if h:
+                return {'comp_mask': int(m.group(1), 16), 'handle': int(h.group(1), 16)}
+    return {}
 
 
 def uhw_sizes(insns):
@@ -332,6 +353,8 @@ def main():
                                       'ib_uverbs_ex_create_qp_resp'),
             'ibv_cmd_create_srq': ('cmd_srq.c.o', 'ibv_create_srq',
                                    'ib_uverbs_create_srq_resp'),
+            'ibv_cmd_create_srq_ex': ('cmd_srq.c.o', 'ibv_create_xsrq',
+                                      'ib_uverbs_create_srq_resp'),
         }
         exprs = {}
         for func, (_, req, resp) in creates.items():
@@ -355,26 +378,52 @@ def main():
               'libibverbs tests it at %s, header has %#x, room %#x' %
               (off and hex(off), ours['comp_mask'], ours['room']))
 
-        # Memory windows: ibv_cmd_alloc_mw(pd, type, mw, cmd, cmd_size, resp,
-        # resp_size) hands _execute_cmd_write the core request size in %ecx
-        # and the core response size as its first stack argument; rxe's
-        # alloc_mw passes cmd_size in %r8d and resp_size on the stack,
-        # after a calloc of its ibv_mw.
-        ours = header_values(header, {
-            'req': 'sizeof(struct ibv_alloc_mw)',
-            'resp': 'sizeof(struct ib_uverbs_alloc_mw_resp)',
-            'mw': 'sizeof(struct ibv_mw)'}, tmp)
-        want = (ours['req'], ours['resp'])
-        got = call_consts(disasm(cmd, 'ibv_cmd_alloc_mw', relocs=True), '_execute_cmd_write')
-        theirs = (got.get('ecx'), got.get('push'))
-        check('ibv_cmd_alloc_mw core sizes', theirs == want,
-              'header ibv_alloc_mw/ib_uverbs_alloc_mw_resp %s, libibverbs %s' % (want, theirs))
+        # Commands with no udata: each hands _execute_cmd_write the core
+        # request size in %ecx and the core response size as its first
+        # stack argument. rxe's alloc_mw passes cmd_size in %r8d, mlx5's
+        # open_xrcd and open_qp in %r9d, and resp_size on the stack.
         rxe = extract(libfile('librxe-rdmav%s.a' % PABI), 'rxe.c.o', tmp)
+        mlx5 = extract(libfile('libmlx5.a'), 'verbs.c.o', tmp)
+        plain = {
+            'ibv_cmd_alloc_mw': ('ibv_alloc_mw', 'ib_uverbs_alloc_mw_resp', rxe,
+                                 'rxe_alloc_mw', 'r8d'),
+            'ibv_cmd_open_xrcd': ('ibv_open_xrcd', 'ib_uverbs_open_xrcd_resp', mlx5,
+                                  'mlx5_open_xrcd', 'r9d'),
+            'ibv_cmd_open_qp': ('ibv_open_qp', 'ib_uverbs_create_qp_resp', mlx5,
+                                'mlx5_open_qp', 'r9d'),
+        }
+        exprs = {'mw': 'sizeof(struct ibv_mw)', 'xrcd': 'sizeof(struct verbs_xrcd)',
+                 'xrcd.comp_mask': 'offsetof(struct verbs_xrcd, comp_mask)',
+                 'xrcd.handle': 'offsetof(struct verbs_xrcd, handle)'}
+        for func, (req, resp, _, _, _) in plain.items():
+            exprs[func + '.req'] = 'sizeof(struct %s)' % req
+            exprs[func + '.resp'] = 'sizeof(struct %s)' % resp
+        ours = header_values(header, exprs, tmp)
+        for func, (req, resp, obj, caller, reg) in plain.items():
+            want = (ours[func + '.req'], ours[func + '.resp'])
+            got = call_consts(disasm(cmd, func, relocs=True), '_execute_cmd_write')
+            theirs = (got.get('ecx'), got.get('push'))
+            check('%s core sizes' % func, theirs == want,
+                  'header %s/%s %s, libibverbs %s' % (req, resp, want, theirs))
+            got = call_consts(disasm(obj, caller, relocs=True), func)
+            theirs = (got.get(reg), got.get('push'))
+            check('%s command sizes' % caller, theirs == want,
+                  'header %s, %s passes %s' % (want, caller, theirs))
+
+        theirs = xrcd_stores(disasm(cmd, 'ibv_cmd_open_xrcd'))
+        wrong = [m for m in ('comp_mask', 'handle') if theirs.get(m) != ours['xrcd.' + m]]
+        check('verbs_xrcd member offsets', not wrong,
+              ', '.join('%s: header %#x, ibv_cmd_open_xrcd %s' %
+                        (m, ours['xrcd.' + m], theirs.get(m) and hex(theirs[m]))
+                        for m in wrong))
+        insns = disasm(mlx5, 'mlx5_open_xrcd', relocs=True)
+        size = calloc_size(insns)
+        passed_size = call_consts(insns, 'ibv_cmd_open_xrcd').get('edx')
+        check('verbs_xrcd size', size == passed_size == ours['xrcd'],
+              'header %#x, mlx5_open_xrcd callocs %s and passes %s' %
+              (ours['xrcd'], size and hex(size), passed_size and hex(passed_size)))
+
         insns = disasm(rxe, 'rxe_alloc_mw', relocs=True)
-        got = call_consts(insns, 'ibv_cmd_alloc_mw')
-        theirs = (got.get('r8d'), got.get('push'))
-        check('rxe_alloc_mw command sizes', theirs == want,
-              'header %s, rxe passes %s' % (want, theirs))
         size = calloc_size(insns)
         check('ibv_mw size', size == ours['mw'],
               'header %#x, rxe_alloc_mw callocs %s' % (ours['mw'], size and hex(size)))

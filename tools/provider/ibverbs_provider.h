@@ -45,6 +45,12 @@
  *    sizes those functions hand _write_set_uhw() (what splits a buffer
  *    into core part and udata; "make abi-check" repeats it) and the
  *    arguments rxe.c.o passes at each call, identical in 44.0 and 56.1.
+ *  - XRC (ibv_cmd_open_xrcd, _close_xrcd, _create_srq_ex, _open_qp and
+ *    struct verbs_xrcd): driver.h, cmd.c, cmd_xrcd.c and cmd_srq.c of
+ *    v44.0, v56.1 and the 65.0 tree, the same in all three; then, in the
+ *    44.0, 56.1 and 65.0 archives, the core sizes and the verbs_xrcd
+ *    stores in libibverbs.a and what libmlx5.a passes ("make abi-check"
+ *    repeats them).
  *
  * rdma-core 65.0, checked the same way against its own archives: 17 more
  * context ops (93), verbs_register_driver_65, six more ops at the head of
@@ -435,8 +441,25 @@ static inline struct verbs_device *verbs_get_device(const struct ibv_device *dev
 	return (struct verbs_device *)((char *)dev - offsetof(struct verbs_device, device));
 }
 
-/* Only ever pointed at: stag has no XRC domains. */
-struct verbs_xrcd;
+/*
+ * An XRC domain as libibverbs sees it. ibv_cmd_open_xrcd() fills context
+ * and, when the size it is given covers handle, handle (setting
+ * VERBS_XRCD_HANDLE, 1, in comp_mask); the core's XRC SRQ, QP and close
+ * commands read handle. A provider's domain embeds it first.
+ */
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;
+	uint32_t handle;
+};
+
+/*
+ * The stores ibv_cmd_open_xrcd makes (44.0, 56.1 and 65.0, "make
+ * abi-check" repeats it), and mlx5's calloc of a bare verbs_xrcd.
+ */
+static_assert(offsetof(struct verbs_xrcd, comp_mask) == 0x8, "verbs_xrcd.comp_mask");
+static_assert(offsetof(struct verbs_xrcd, handle) == 0xc, "verbs_xrcd.handle");
+static_assert(sizeof(struct verbs_xrcd) == 0x10, "verbs_xrcd size");
 
 enum verbs_qp_mask {
 	VERBS_QP_XRCD		= 1 << 0,
@@ -647,6 +670,22 @@ struct ibv_resize_cq {
 	struct ib_uverbs_resize_cq core_payload;
 };
 
+/* XRC: a domain, an SRQ of a domain (or of any type), a TGT QP of a domain by number. */
+struct ibv_open_xrcd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_open_xrcd core_payload;
+};
+
+struct ibv_create_xsrq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_xsrq core_payload;
+};
+
+struct ibv_open_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_open_qp core_payload;
+};
+
 static_assert(sizeof(struct ibv_get_context) == 16, "ibv_get_context size");
 static_assert(sizeof(struct ibv_query_port) == 24, "ibv_query_port size");
 static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd size");
@@ -694,6 +733,16 @@ static_assert(sizeof(struct ibv_post_send) == 0x20, "ibv_post_send size");
 static_assert(sizeof(struct ibv_resize_cq) == 0x18, "ibv_resize_cq size");
 static_assert(sizeof(struct ib_uverbs_resize_cq_resp) == 8, "ib_uverbs_resize_cq_resp size");
 static_assert(sizeof(struct ibv_post_recv) == 0x20, "ibv_post_recv size");
+/*
+ * The core sizes ibv_cmd_open_xrcd and ibv_cmd_open_qp hand
+ * _execute_cmd_write and ibv_cmd_create_srq_ex hands _write_set_uhw (44.0,
+ * 56.1 and 65.0), and what mlx5 passes to the first two: no udata.
+ */
+static_assert(sizeof(struct ibv_open_xrcd) == 0x18, "ibv_open_xrcd size");
+static_assert(sizeof(struct ib_uverbs_open_xrcd_resp) == 4, "ib_uverbs_open_xrcd_resp size");
+static_assert(sizeof(struct ibv_create_xsrq) == 0x38, "ibv_create_xsrq size");
+static_assert(sizeof(struct ibv_open_qp) == 0x28, "ibv_open_qp size");
+static_assert(sizeof(struct ib_uverbs_create_qp_resp) == 0x20, "ib_uverbs_create_qp_resp size");
 
 /*
  * cmd/resp point at the whole buffer, sizes include the driver tail: the
@@ -813,6 +862,14 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr, int attr_ma
 		     struct ibv_qp_init_attr *qp_init_attr, struct ibv_query_qp *cmd,
 		     size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+/*
+ * Opens the XRC TGT QP attr->qp_num of attr->xrcd: fills the ibv_qp
+ * (handle, context, qp_num, type; no PD, CQs or SRQ; state
+ * IBV_QPS_UNKNOWN) and, when vqp_sz covers it, the verbs_qp's xrcd.
+ */
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp, int vqp_sz,
+		    struct ibv_qp_open_attr *attr, struct ibv_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 /* Multicast: the kernel attaches the UD QP; nothing of it is in user space. */
 int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
@@ -830,6 +887,23 @@ int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int s
 int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		      struct ibv_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+/*
+ * An SRQ of any type (attr_ex->comp_mask must have IBV_SRQ_INIT_ATTR_PD;
+ * an XRC one needs an XRCD and a CQ too): fills the handle, context, mutex
+ * and cond, the verbs_srq's srq_type, cq and, for XRC, xrcd and srq_num,
+ * and writes the granted max_wr and max_sge into attr_ex->attr. The
+ * driver's udata is the same as ibv_cmd_create_srq's.
+ */
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex, struct ibv_create_xsrq *cmd,
+			  size_t cmd_size, struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size);
+
+/* XRC domains; ibv_cmd_open_xrcd requires attr's fd and oflags in its comp_mask. */
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd, int vxrcd_size,
+		      struct ibv_xrcd_init_attr *attr, struct ibv_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
 
 /*
  * Address handles. ibv_cmd_create_ah builds its own command; resp_size

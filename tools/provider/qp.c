@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * stag libibverbs provider: queue pair control path and receives. Creating
- * a QP maps its send ring and, without an SRQ, its receive ring; receives
- * are written into the ring with no system call unless the kernel is
- * flushing it.
+ * a QP maps its send ring and, without an SRQ, its receive ring (an XRC
+ * INI QP has only a send ring, a TGT QP none); receives are written into
+ * the ring with no system call unless the kernel is flushing it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,8 +21,8 @@ static_assert(offsetof(struct stag_create_qp_resp_full, drv) ==
 	      sizeof(struct ib_uverbs_ex_create_qp_resp), "padding before the udata");
 
 /* Nonzero create_flags are refused apart: stag supports none of them. */
-#define SUPPORTED_QP_COMP_MASK	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | \
-				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+#define SUPPORTED_QP_COMP_MASK	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \
+				 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
 /* What a verbs_qp of VERBS_QP_ROOM bytes has room for after comp_mask. */
 #define QP_MASK_TAIL		(sizeof(uint64_t) + sizeof(void *))
@@ -75,8 +75,21 @@ static bool qp_attr_supported(const struct stag_context *ctx,
 		return false;
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
 		return true;
+	/* An XRC TGT QP sends nothing: no ibv_wr_*() for it. */
 	return !(attr->send_ops_flags & ~(uint64_t)STAG_QP_SEND_OPS) &&
-	       ctx->qp_ex_mask_offset >= 0;
+	       attr->qp_type != IBV_QPT_XRC_RECV && ctx->qp_ex_mask_offset >= 0;
+}
+
+/* Which rings the kernel made: an XRC TGT QP has none, an INI no receive ring. */
+static bool qp_has_sq(const struct ibv_qp_init_attr_ex *attr)
+{
+	return attr->qp_type != IBV_QPT_XRC_RECV;
+}
+
+static bool qp_has_rq(const struct ibv_qp_init_attr_ex *attr)
+{
+	return attr->qp_type != IBV_QPT_XRC_SEND && attr->qp_type != IBV_QPT_XRC_RECV &&
+	       !attr->srq;
 }
 
 /*
@@ -108,12 +121,12 @@ static int qp_map(struct stag_qp *qp, int cmd_fd, const struct ibv_qp_init_attr_
 	qp->max_send_sge = attr->cap.max_send_sge;
 	qp->max_recv_sge = attr->cap.max_recv_sge;
 	qp->max_inline = drv->max_inline;
+	if (!qp_has_sq(attr))
+		return 0;
 	ret = stag_queue_map(&qp->sq, cmd_fd, drv->sq_offset, drv->sq_slots, drv->sq_slot_size,
 			     send_slot_min(qp));
-	if (ret)
+	if (ret || !qp_has_rq(attr))
 		return ret;
-	if (attr->srq)
-		return 0;
 
 	recv_slot = sizeof(struct stag_recv_wqe) +
 		    (uint64_t)qp->max_recv_sge * sizeof(struct stag_sge);
@@ -194,8 +207,36 @@ struct ibv_qp *stag_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 }
 
 /*
+ * ibv_open_qp(): another process's XRC TGT QP, by number, in a domain both
+ * share. It has no rings here: nothing is posted to a TGT QP.
+ */
+struct ibv_qp *stag_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_open_qp cmd = {};
+	struct stag_qp *qp;
+	int ret;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	/* The room, for libibverbs to find its verbs_qp.xrcd inside it. */
+	ret = ibv_cmd_open_qp(ctx, &qp->vqp, sizeof(qp->vqp_room), attr, &cmd, sizeof(cmd), &resp,
+			      sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	return &qp->vqp.qp;
+}
+
+/*
  * libibverbs keeps ibqp->state from here on; the posting verbs check it.
- * A QP moved to RESET leaves no completions behind in its CQs.
+ * A QP moved to RESET leaves no completions behind in its CQs. An XRC
+ * TGT QP has no CQs of its own (its SRQs' CQs are not known here), an
+ * INI may have no receive CQ.
  */
 int stag_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
@@ -205,8 +246,9 @@ int stag_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
 	if (ret || !(attr_mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RESET)
 		return ret;
-	stag_cq_clean(ibqp->send_cq, ibqp->qp_num);
-	if (ibqp->recv_cq != ibqp->send_cq)
+	if (ibqp->send_cq)
+		stag_cq_clean(ibqp->send_cq, ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
 		stag_cq_clean(ibqp->recv_cq, ibqp->qp_num);
 	return 0;
 }
@@ -247,7 +289,10 @@ int stag_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 	struct stag_qp *qp = to_stag_qp(ibqp);
 	int ret, db;
 
-	/* With an SRQ, receives go to the SRQ; none in RESET (IBA C10-97.2.1). */
+	/*
+	 * With an SRQ, receives go to the SRQ, and an XRC QP takes none; none
+	 * in RESET (IBA C10-97.2.1).
+	 */
 	ret = stag_queue_mapped(&qp->rq) && ibqp->state != IBV_QPS_RESET ? 0 : EINVAL;
 	if (ret) {
 		*bad_wr = wr;

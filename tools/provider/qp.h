@@ -16,8 +16,8 @@ struct stag_qp {
 		/* libibverbs may place comp_mask further in; see verbs_qp. */
 		uint8_t vqp_room[VERBS_QP_ROOM];
 	};
-	struct stag_queue sq;
-	struct stag_queue rq;		/* not mapped when the QP has an SRQ */
+	struct stag_queue sq;		/* not mapped for an XRC TGT QP */
+	struct stag_queue rq;		/* not mapped with an SRQ, nor for XRC */
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
@@ -38,6 +38,7 @@ static inline struct stag_qp *to_stag_qp(struct ibv_qp *qp)
 int stag_qp_ex_mask_offset(void);
 struct ibv_qp *stag_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *stag_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *stag_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *attr);
 int stag_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask);
 int stag_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 		  struct ibv_qp_init_attr *init_attr);

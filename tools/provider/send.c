@@ -226,6 +226,8 @@ static void send_wqe_write(const struct stag_qp *qp, struct stag_send_wqe *wqe,
 
 	wqe_init(wqe, wr->wr_id, wr->opcode, wr->send_flags);
 	wqe_set_wr(qp, wqe, wr);
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		wqe->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	if (wr->opcode == IBV_WR_ATOMIC_WRITE) {
 		wqe_set_atomic_write_wr(wqe, wr);
 	} else if (wr->send_flags & IBV_SEND_INLINE) {
@@ -257,7 +259,8 @@ int stag_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	struct stag_send_wqe *wqe;
 	int ret = 0, db;
 
-	if (!can_send(ibqp)) {
+	/* An XRC TGT QP has no send queue, whatever its state. */
+	if (!stag_queue_mapped(&qp->sq) || !can_send(ibqp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -548,7 +551,19 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 		wqe_set_inline(qp->wr_cur, buf_list[i].addr, buf_list[i].length);
 }
 
-/* TSO, XRC and flush stay NULL: create refuses those ops. */
+/* The remote XRC SRQ an XRC INI QP's request is for; the WQEs of others have 0. */
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct stag_qp *qp = qpx_to_stag_qp(qpx);
+
+	if (qp->wr_cur)
+		qp->wr_cur->xrc_srqn = remote_srqn;
+}
+
+/*
+ * TSO and, without rdma-core 45's slot, flush stay NULL: create refuses
+ * those ops. wr_set_xrc_srqn is only an XRC INI QP's, as mlx5 has it.
+ */
 void stag_qp_set_ex_ops(struct stag_qp *qp)
 {
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
@@ -575,4 +590,6 @@ void stag_qp_set_ex_ops(struct stag_qp *qp)
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;
 	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;
 }

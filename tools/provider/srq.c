@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * stag libibverbs provider: shared receive queues. Receives are written
- * into the SRQ's ring and published; the kernel takes them as messages
- * arrive, so posting never makes a system call.
+ * stag libibverbs provider: shared receive queues, basic and XRC alike.
+ * Receives are written into the SRQ's ring and published; the kernel
+ * takes them as messages arrive, so posting never makes a system call.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,15 +17,30 @@ struct stag_create_srq_resp_full {
 static_assert(offsetof(struct stag_create_srq_resp_full, drv) ==
 	      sizeof(struct ib_uverbs_create_srq_resp), "padding before the udata");
 
-/*
- * ibv_create_srq_ex() calls create_srq for basic SRQs; XRC and tag
- * matching SRQs would come through create_srq_ex, which stag leaves
- * unsupported.
- */
 /* What one slot of the SRQ's ring must hold: a WQE with max_sge entries. */
 static uint64_t srq_min_slot(const struct stag_srq *srq)
 {
 	return sizeof(struct stag_recv_wqe) + (uint64_t)srq->max_sge * sizeof(struct stag_sge);
+}
+
+/*
+ * Maps the ring of an SRQ the kernel just created, with @granted its
+ * max_sge; an SRQ whose ring cannot be used is destroyed again.
+ */
+static int srq_map(struct stag_srq *srq, int cmd_fd, const struct ibv_srq_attr *granted,
+		   const struct stag_create_srq_resp *drv)
+{
+	int ret;
+
+	srq->max_sge = granted->max_sge;
+	ret = stag_queue_map(&srq->queue, cmd_fd, drv->offset, drv->num_slots, drv->slot_size,
+			     srq_min_slot(srq));
+	if (ret) {
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+		return ret;
+	}
+	srq->vsrq.srq_num = drv->srq_num;
+	return 0;
 }
 
 struct ibv_srq *stag_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
@@ -41,26 +56,52 @@ struct ibv_srq *stag_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *att
 
 	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd), &resp.ibv_resp,
 				 sizeof(resp));
-	if (ret)
-		goto err_free_srq;
-
-	/* attr->attr now holds what the kernel granted. */
-	srq->max_sge = attr->attr.max_sge;
-	ret = stag_queue_map(&srq->queue, pd->context->cmd_fd, resp.drv.offset,
-			     resp.drv.num_slots, resp.drv.slot_size, srq_min_slot(srq));
-	if (ret)
-		goto err_destroy_srq;
-
+	if (!ret)
+		ret = srq_map(srq, pd->context->cmd_fd, &attr->attr, &resp.drv);
+	if (ret) {
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
 	srq->vsrq.srq_type = IBV_SRQT_BASIC;
-	srq->vsrq.srq_num = resp.drv.srq_num;
 	return &srq->vsrq.srq;
+}
 
-err_destroy_srq:
-	ibv_cmd_destroy_srq(&srq->vsrq.srq);
-err_free_srq:
-	free(srq);
-	errno = ret;
-	return NULL;
+/*
+ * ibv_create_srq_ex() comes here for an XRC SRQ, and for a basic one with
+ * more in its comp_mask than a PD; the ring and the udata are a basic
+ * SRQ's either way. Tag matching SRQs stag has not. Unlike
+ * ibv_create_srq(), libibverbs fills nothing in after this returns.
+ */
+struct ibv_srq *stag_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
+{
+	struct stag_create_srq_resp_full resp = {};
+	struct ibv_create_xsrq cmd = {};
+	struct stag_srq *srq;
+	int ret;
+
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC &&
+	    attr->srq_type != IBV_SRQT_XRC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+
+	ret = ibv_cmd_create_srq_ex(ctx, &srq->vsrq, attr, &cmd, sizeof(cmd), &resp.ibv_resp,
+				    sizeof(resp));
+	if (!ret)
+		ret = srq_map(srq, ctx->cmd_fd, &attr->attr, &resp.drv);
+	if (ret) {
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	srq->vsrq.srq.srq_context = attr->srq_context;
+	srq->vsrq.srq.pd = attr->pd;
+	return &srq->vsrq.srq;
 }
 
 struct stag_modify_srq_full {
@@ -118,7 +159,14 @@ int stag_destroy_srq(struct ibv_srq *ibsrq)
 	return 0;
 }
 
-/* The kernel takes SRQ receives when it needs one: no doorbell, ever. */
+/* Any SRQ's: what the kernel numbered it, which XRC INI QPs' sends name. */
+int stag_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	*srq_num = to_stag_srq(ibsrq)->vsrq.srq_num;
+	return 0;
+}
+
+/* The kernel takes SRQ receives when it needs one, for XRC too: no doorbell, ever. */
 int stag_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr)
 {

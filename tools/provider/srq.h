@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * stag libibverbs provider: shared receive queues, posted into their ring
- * with no system call.
+ * stag libibverbs provider: shared receive queues, basic and XRC, posted
+ * into their ring with no system call.
  */
 #ifndef STAG_SRQ_H
 #define STAG_SRQ_H
@@ -21,9 +21,11 @@ static inline struct stag_srq *to_stag_srq(struct ibv_srq *srq)
 }
 
 struct ibv_srq *stag_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+struct ibv_srq *stag_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr);
 int stag_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int attr_mask);
 int stag_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int stag_destroy_srq(struct ibv_srq *ibsrq);
+int stag_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 int stag_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
 

@@ -13,6 +13,7 @@
 #include "qp.h"
 #include "srq.h"
 #include "stag.h"
+#include "xrcd.h"
 
 /*
  * verbs_set_ops() copies only the ops set here; the rest keep libibverbs'
@@ -29,12 +30,14 @@ static const struct verbs_context_ops stag_context_ops = {
 	.alloc_td = stag_alloc_td,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = stag_bind_mw,
+	.close_xrcd = stag_close_xrcd,
 	.create_ah = stag_create_ah,
 	.create_cq = stag_create_cq,
 	.create_cq_ex = stag_create_cq_ex,
 	.create_qp = stag_create_qp,
 	.create_qp_ex = stag_create_qp_ex,
 	.create_srq = stag_create_srq,
+	.create_srq_ex = stag_create_srq_ex,
 	.dealloc_mw = stag_dealloc_mw,
 	.dealloc_pd = stag_dealloc_pd,
 	.dealloc_td = stag_dealloc_td,
@@ -45,10 +48,13 @@ static const struct verbs_context_ops stag_context_ops = {
 	.destroy_srq = stag_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = stag_free_context,
+	.get_srq_num = stag_get_srq_num,
 	.import_mr = stag_import_mr,
 	.import_pd = stag_import_pd,
 	.modify_qp = stag_modify_qp,
 	.modify_srq = stag_modify_srq,
+	.open_qp = stag_open_qp,
+	.open_xrcd = stag_open_xrcd,
 	.poll_cq = stag_poll_cq,
 	.post_recv = stag_post_recv,
 	.post_send = stag_post_send,

@@ -142,11 +142,16 @@ int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
 	qp_attr->cap.max_send_sge = MAX_SGE;
 	qp_attr->cap.max_recv_sge = MAX_SGE;
 	qp_attr->cap.max_inline_data = MAX_INLINE;
+	qp->qp.send_cq = qp_attr->send_cq;
+	qp->qp.recv_cq = qp_attr->recv_cq;
+	/* As stag.ko: an XRC TGT QP gets no ring, an INI no receive ring. */
+	if (qp_attr->qp_type == IBV_QPT_XRC_RECV)
+		return 0;
 	drv->sq_slots = sq_slots;
 	drv->sq_slot_size = SQ_SLOT_SIZE;
 	drv->sq_offset = ring_alloc(drv->sq_slots, drv->sq_slot_size);
 	drv->max_inline = MAX_INLINE;
-	if (qp_attr->srq)
+	if (qp_attr->srq || qp_attr->qp_type == IBV_QPT_XRC_SEND)
 		return 0;
 	drv->rq_slots = RQ_SLOTS;
 	drv->rq_slot_size = RQ_SLOT_SIZE;
@@ -154,21 +159,78 @@ int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
 	return 0;
 }
 
-int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_srq_init_attr *attr,
-		       struct ibv_create_srq *cmd, size_t cmd_size,
-		       struct ib_uverbs_create_srq_resp *resp, size_t resp_size)
+/* An SRQ's ring and number, basic or XRC alike. */
+static void srq_resp(struct ib_uverbs_create_srq_resp *resp, size_t resp_size,
+		     struct ibv_srq_attr *attr, uint32_t srq_num)
 {
 	struct stag_create_srq_resp *drv = (void *)(resp + 1);
 
 	if (resp_size < sizeof(*resp) + sizeof(*drv))
 		abort();
-	srq->context = pd->context;
-	attr->attr.max_sge = MAX_SGE;
+	attr->max_sge = MAX_SGE;
 	drv->num_slots = RQ_SLOTS;
 	drv->slot_size = RQ_SLOT_SIZE;
 	drv->offset = ring_alloc(drv->num_slots, drv->slot_size);
-	drv->srq_num = 9;
+	drv->srq_num = srq_num;
+}
+
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp, size_t resp_size)
+{
+	srq->context = pd->context;
+	srq_resp(resp, resp_size, &attr->attr, 9);
 	return 0;
+}
+
+#define XSRQ_NUM	0x4321
+
+/* Fills the verbs_srq as libibverbs does, the number for XRC from the core. */
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex, struct ibv_create_xsrq *cmd,
+			  size_t cmd_size, struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size)
+{
+	if (!(attr_ex->comp_mask & IBV_SRQ_INIT_ATTR_PD))
+		return EINVAL;
+	srq->srq.context = context;
+	srq->srq_type = attr_ex->comp_mask & IBV_SRQ_INIT_ATTR_TYPE ? attr_ex->srq_type :
+								       IBV_SRQT_BASIC;
+	if (srq->srq_type == IBV_SRQT_XRC) {
+		srq->xrcd = container_of(attr_ex->xrcd, struct verbs_xrcd, xrcd);
+		srq->srq_num = XSRQ_NUM;
+	}
+	srq_resp(resp, resp_size, &attr_ex->attr, XSRQ_NUM);
+	return 0;
+}
+
+/* Fills the ibv_qp as libibverbs does: no PD, CQs or SRQ, no rings. */
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp, int vqp_sz,
+		    struct ibv_qp_open_attr *attr, struct ibv_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size)
+{
+	if (cmd_size != sizeof(*cmd) || resp_size != sizeof(*resp) || vqp_sz < (int)sizeof(*qp))
+		abort();
+	memset(&qp->qp, 0, sizeof(qp->qp));
+	qp->qp.handle = 6;
+	qp->qp.context = context;
+	qp->qp.qp_num = attr->qp_num;
+	qp->qp.qp_type = attr->qp_type;
+	qp->qp.state = IBV_QPS_UNKNOWN;
+	return 0;
+}
+
+/* XRC domains are the kernel's alone: the provider only has to link. */
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd, int vxrcd_size,
+		      struct ibv_xrcd_init_attr *attr, struct ibv_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size)
+{
+	abort();
+}
+
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd)
+{
+	abort();
 }
 
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah, struct ibv_ah_attr *attr,
@@ -253,10 +315,11 @@ int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd, siz
 	abort();
 }
 
+/* The kernel agrees: what is checked is what the provider does after a reset. */
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		      struct ibv_modify_qp *cmd, size_t cmd_size)
 {
-	abort();
+	return 0;
 }
 
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr, int attr_mask,
@@ -774,6 +837,177 @@ static struct stag_cqe *cqe_put(struct stag_cq *cq, uint64_t wr_id, uint32_t opc
 	return cqe;
 }
 
+/* An XRC INI QP's requests name the remote SRQ; every other QP's slot has 0 there. */
+static void xrc_ini_names_the_srq(void)
+{
+	struct stag_qp *ini = qp_new(IBV_QPT_XRC_SEND, NULL, 0), *rc = qp_new(IBV_QPT_RC, NULL, 0);
+	struct ibv_sge sg = { 0x1000, 10, 0x11 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .wr.rdma = { .remote_addr = 0xfeed0000, .rkey = 0x99 },
+				  .qp_type.xrc.remote_srqn = 0x5678 }, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &sg, .num_sge = 1 }, *rbad = NULL;
+	struct stag_send_wqe *wqe;
+	int ret;
+
+	if (!ini || !rc) {
+		check(0, "create XRC INI and RC QPs");
+		return;
+	}
+	check(stag_queue_mapped(&ini->sq) && !stag_queue_mapped(&ini->rq),
+	      "an XRC INI QP has a send ring and no receive ring");
+	ret = post_send(ini, &wr, &bad);
+	wqe = ring_slot(&ini->sq, 0);
+	check(!ret && wqe->xrc_srqn == 0x5678 && wqe->wr.rdma.rkey == 0x99 &&
+	      wqe->wr.rdma.remote_addr == 0xfeed0000, "XRC WRITE: ret %d, xrc_srqn %#x", ret,
+	      wqe->xrc_srqn);
+	ret = post_send(rc, &wr, &bad);
+	wqe = ring_slot(&rc->sq, 0);
+	check(!ret && wqe->xrc_srqn == 0, "RC WRITE with remote_srqn set: xrc_srqn %#x",
+	      wqe->xrc_srqn);
+	ret = stag_post_recv(&ini->vqp.qp, &rwr, &rbad);
+	check(ret == EINVAL && rbad == &rwr, "receive on an XRC INI QP: %d", ret);
+	qp_free(rc);
+	qp_free(ini);
+}
+
+/* ibv_wr_set_xrc_srqn(): an XRC INI QP's alone, and it fills the slot. */
+static void xrc_wr_set_xrc_srqn(void)
+{
+	uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ;
+	struct stag_qp *ini = qp_new(IBV_QPT_XRC_SEND, NULL, ops);
+	struct stag_qp *rc = qp_new(IBV_QPT_RC, NULL, ops);
+	struct ibv_qp_ex *qpx = ini ? ibv_qp_to_qp_ex(&ini->vqp.qp) : NULL;
+	struct stag_send_wqe *wqe;
+	int ret;
+
+	if (!qpx || !rc) {
+		check(0, "XRC INI and RC QPs with send_ops_flags");
+		return;
+	}
+	check(!rc->vqp.qp_ex.wr_set_xrc_srqn, "an RC QP has no wr_set_xrc_srqn");
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	ibv_wr_send(qpx);
+	ibv_wr_set_xrc_srqn(qpx, 0x77);
+	ibv_wr_set_sge(qpx, 0x66, 0x4000, 40);
+	qpx->wr_id = 2;
+	ibv_wr_rdma_read(qpx, 0x55, 0xbeef);
+	ibv_wr_set_xrc_srqn(qpx, 0x78);
+	ibv_wr_set_sge(qpx, 0x66, 0x5000, 8);
+	ret = ibv_wr_complete(qpx);
+	check(!ret && ring_ctl(&ini->sq)->prod == 2, "XRC batch of 2: ret %d", ret);
+	wqe = ring_slot(&ini->sq, 0);
+	check(wqe->opcode == IBV_WR_SEND && wqe->xrc_srqn == 0x77 && wqe->num_sge == 1,
+	      "wr_send to SRQ 0x77: xrc_srqn %#x", wqe->xrc_srqn);
+	wqe = ring_slot(&ini->sq, 1);
+	check(wqe->opcode == IBV_WR_RDMA_READ && wqe->xrc_srqn == 0x78 &&
+	      wqe->wr.rdma.rkey == 0x55, "wr_rdma_read to SRQ 0x78: xrc_srqn %#x", wqe->xrc_srqn);
+	qp_free(rc);
+	qp_free(ini);
+}
+
+/* Nothing is posted to a TGT QP, made or opened; a reset with no CQs is fine. */
+static void xrc_tgt_has_no_rings(void)
+{
+	struct verbs_xrcd xrcd = { .xrcd.context = ctx, .handle = 3 };
+	struct ibv_qp_init_attr_ex attr = { .qp_type = IBV_QPT_XRC_RECV,
+					    .comp_mask = IBV_QP_INIT_ATTR_XRCD,
+					    .xrcd = &xrcd.xrcd };
+	struct ibv_qp_open_attr oattr = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE,
+		.qp_num = 0x99, .xrcd = &xrcd.xrcd, .qp_type = IBV_QPT_XRC_RECV,
+	};
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND }, *bad = NULL;
+	struct ibv_recv_wr rwr = { 0 }, *rbad = NULL;
+	struct ibv_qp *qps[2];
+	int i, ret;
+
+	qps[0] = stag_create_qp_ex(ctx, &attr);
+	qps[1] = stag_open_qp(ctx, &oattr);
+	check(qps[0] && qps[1], "create and open XRC TGT QPs: errno %d", errno);
+	for (i = 0; i < 2 && qps[i]; i++) {
+		struct stag_qp *qp = to_stag_qp(qps[i]);
+
+		qps[i]->state = IBV_QPS_RTS;
+		check(!stag_queue_mapped(&qp->sq) && !stag_queue_mapped(&qp->rq),
+		      "TGT QP %d: no rings", i);
+		ret = stag_post_send(qps[i], &wr, &bad);
+		check(ret == EINVAL && bad == &wr, "send on TGT QP %d: %d", i, ret);
+		ret = stag_post_recv(qps[i], &rwr, &rbad);
+		check(ret == EINVAL && rbad == &rwr, "receive on TGT QP %d: %d", i, ret);
+		check(!stag_modify_qp(qps[i], &reset, IBV_QP_STATE), "TGT QP %d to RESET", i);
+		check(!stag_destroy_qp(qps[i]), "destroy TGT QP %d", i);
+	}
+	attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	attr.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	qps[0] = stag_create_qp_ex(ctx, &attr);
+	check(!qps[0] && errno == EOPNOTSUPP, "a TGT QP with send_ops_flags: errno %d", errno);
+}
+
+/* An XRC INI QP reset with a send CQ and no receive CQ. */
+static void xrc_ini_reset_without_recv_cq(void)
+{
+	struct ibv_cq *cq = stag_create_cq(ctx, 10, NULL, 0);
+	struct ibv_qp_init_attr_ex attr = { .qp_type = IBV_QPT_XRC_SEND,
+					    .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = &pd,
+					    .send_cq = cq };
+	struct ibv_qp *qp = cq ? stag_create_qp_ex(ctx, &attr) : NULL;
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+
+	if (!qp) {
+		check(0, "an XRC INI QP with a send CQ");
+		return;
+	}
+	cqe_put(to_stag_cq(cq), 1, IBV_WC_SEND)->qp_num = qp->qp_num;
+	check(!stag_modify_qp(qp, &reset, IBV_QP_STATE), "INI QP to RESET");
+	check(to_stag_cq(cq)->queue.ctl->cons == 1, "the INI's completion dropped from its CQ");
+	check(!stag_destroy_qp(qp), "destroy INI QP");
+	check(!stag_destroy_cq(cq), "destroy_cq");
+}
+
+/* create_srq_ex: XRC and basic SRQs on a basic SRQ's ring; tag matching refused. */
+static void srq_ex_types(void)
+{
+	struct verbs_xrcd xrcd = { .xrcd.context = ctx, .handle = 3 };
+	struct ibv_srq_init_attr_ex attr = {
+		.srq_context = &xrcd, .attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = &pd, .xrcd = &xrcd.xrcd,
+	};
+	struct ibv_sge sg = { 0x3000, 30, 0x33 };
+	struct ibv_recv_wr wr = { .wr_id = 8, .sg_list = &sg, .num_sge = 1 }, *bad = NULL;
+	struct ibv_srq *srq;
+	uint32_t num = 0;
+	int ret;
+
+	srq = stag_create_srq_ex(ctx, &attr);
+	if (!srq) {
+		check(0, "create_srq_ex XRC: errno %d", errno);
+		return;
+	}
+	check(!stag_get_srq_num(srq, &num) && num == XSRQ_NUM, "XRC SRQ number %#x", num);
+	check(srq->srq_context == &xrcd && srq->pd == &pd, "srq_context and pd filled in");
+	ret = stag_post_srq_recv(srq, &wr, &bad);
+	check(!ret && to_stag_srq(srq)->queue.ctl->prod == 1 &&
+	      ((struct stag_recv_wqe *)ring_slot(&to_stag_srq(srq)->queue, 0))->wr_id == 8,
+	      "receive on the XRC SRQ: %d", ret);
+	check(!stag_destroy_srq(srq), "destroy XRC SRQ");
+
+	attr.srq_type = IBV_SRQT_BASIC;
+	srq = stag_create_srq_ex(ctx, &attr);
+	check(srq && to_stag_srq(srq)->vsrq.srq_type == IBV_SRQT_BASIC &&
+	      stag_queue_mapped(&to_stag_srq(srq)->queue), "create_srq_ex BASIC");
+	if (srq)
+		check(!stag_destroy_srq(srq), "destroy basic SRQ");
+
+	attr.srq_type = IBV_SRQT_TM;
+	srq = stag_create_srq_ex(ctx, &attr);
+	check(!srq && errno == EOPNOTSUPP, "create_srq_ex TM: errno %d", errno);
+}
+
 static void cq_poll_takes_what_the_kernel_put(void)
 {
 	struct ibv_cq *ibcq = stag_create_cq(ctx, 10, NULL, 0);
@@ -1131,6 +1365,11 @@ int main(void)
 	bind_mw_refuses_before_posting();
 	post_send_bind_mw_type_2();
 	wr_bind_mw_fills_the_slot();
+	xrc_ini_names_the_srq();
+	xrc_wr_set_xrc_srqn();
+	xrc_tgt_has_no_rings();
+	xrc_ini_reset_without_recv_cq();
+	srq_ex_types();
 
 	printf("ring_test: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

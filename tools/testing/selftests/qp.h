@@ -38,7 +38,7 @@ int qp_cases_main(const char *suite, const char *timeout_env, int limit,
 /* Each part's cases, ending with { NULL }. */
 extern const struct qp_case rc_cases[], err_cases[], xport_cases[], api_cases[],
 	hostile_cases[], atomic_write_cases[], flush_cases[], timestamp_cases[], import_cases[],
-	pd_cases[], mcast_cases[], dmabuf_cases[];
+	pd_cases[], mcast_cases[], dmabuf_cases[], xrc_cases[];
 
 /* ---- buffers ---- */
 
@@ -113,6 +113,7 @@ int other_gid_index(void);
 
 int post_recv(struct end *e, uint64_t wr_id, struct ibv_sge *sg, int n);
 int post(struct end *e, struct ibv_send_wr *wr);
+int post_srq(struct ibv_srq *srq, uint64_t wr_id, struct ibv_sge *sg);
 struct ibv_send_wr wr_send(uint64_t wr_id, struct ibv_sge *sg, int n);
 struct ibv_send_wr wr_rdma(uint64_t wr_id, enum ibv_wr_opcode op, struct ibv_sge *sg, int n,
 			   const struct buf *remote, size_t off);
@@ -132,7 +133,7 @@ bool async_event(enum ibv_event_type type, void *obj, int ms);
 
 /* ---- the case in progress ---- */
 
-enum kind { K_MAP, K_MR, K_CHANNEL, K_CQ, K_SRQ, K_QP, K_AH };
+enum kind { K_MAP, K_MR, K_CHANNEL, K_CQ, K_SRQ, K_QP, K_AH, K_XRCD };
 
 void track(enum kind kind, void *obj, size_t len);
 void untrack(void *obj);

@@ -73,8 +73,10 @@ static int release(const struct tracked *t)
 		return ibv_destroy_srq(t->obj);
 	case K_QP:
 		return ibv_destroy_qp(t->obj);
-	default:
+	case K_AH:
 		return ibv_destroy_ah(t->obj);
+	default:
+		return ibv_close_xrcd(t->obj);
 	}
 }
 
@@ -83,7 +85,7 @@ void case_release(void)
 {
 	static const char * const names[] = { "munmap", "ibv_dereg_mr",
 		"ibv_destroy_comp_channel", "ibv_destroy_cq", "ibv_destroy_srq",
-		"ibv_destroy_qp", "ibv_destroy_ah" };
+		"ibv_destroy_qp", "ibv_destroy_ah", "ibv_close_xrcd" };
 	int ret;
 
 	while (ntracked > 0) {
@@ -583,9 +585,10 @@ int qp_to_rtr(struct ibv_qp *qp, const struct conn *c)
 	};
 	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 
+	/* An XRC TGT QP is a responder as an RC QP is; an INI is not. */
 	if (qp->qp_type == IBV_QPT_UD)
 		mask = IBV_QP_STATE;
-	else if (qp->qp_type == IBV_QPT_RC)
+	else if (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_RECV)
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	return ibv_modify_qp(qp, &a, mask);
 }
@@ -602,9 +605,12 @@ int qp_to_rts(struct ibv_qp *qp, const struct conn *c)
 	};
 	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 
-	if (qp->qp_type == IBV_QPT_RC)
+	/* An XRC INI QP is a requester as an RC QP is; a TGT takes a timeout alone. */
+	if (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_SEND)
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
+	else if (qp->qp_type == IBV_QPT_XRC_RECV)
+		mask |= IBV_QP_TIMEOUT;
 	return ibv_modify_qp(qp, &a, mask);
 }
 
@@ -737,6 +743,15 @@ struct ibv_send_wr wr_rdma(uint64_t wr_id, enum ibv_wr_opcode op, struct ibv_sge
 	wr.wr.rdma.remote_addr = (uintptr_t)remote->data + off;
 	wr.wr.rdma.rkey = remote->mr->rkey;
 	return wr;
+}
+
+int post_srq(struct ibv_srq *srq, uint64_t wr_id, struct ibv_sge *sg)
+{
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sg, .num_sge = 1 }, *bad;
+	int ret = ibv_post_srq_recv(srq, &wr, &bad);
+
+	t_check(!ret, "ibv_post_srq_recv %#llx: %s", (ull)wr_id, strerror(ret));
+	return ret;
 }
 
 /* ---- completions ---- */

@@ -226,15 +226,6 @@ static bool pair_srq(struct ibv_srq *srq, struct end **a, struct end **b)
 	return pair_connect_default(*a, *b);
 }
 
-static int post_srq(struct ibv_srq *srq, uint64_t wr_id, struct ibv_sge *sg)
-{
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sg, .num_sge = 1 }, *bad;
-	int ret = ibv_post_srq_recv(srq, &wr, &bad);
-
-	t_check(!ret, "ibv_post_srq_recv: %s", strerror(ret));
-	return ret;
-}
-
 /*
  * Receives @first .. @first + @n - 1 into @srq: receive i takes 100 bytes
  * at 100 * i in @dst, as wr_id 100 + i; @r holds their scatter entries.

@@ -167,10 +167,16 @@ static int check_init_attr(const struct ib_qp_init_attr *init, bool user)
 			return -EINVAL;
 		break;
 	case IB_QPT_XRC_INI:
-	case IB_QPT_XRC_TGT:
 		/* No kernel consumer uses XRC, and ib_post_send has no SRQ number. */
 		if (!user)
 			return -EOPNOTSUPP;
+		break;
+	case IB_QPT_XRC_TGT:
+		/*
+		 * The core makes every TGT QP a kernel QP (ib_create_qp_user()):
+		 * it outlives the process that created it, as long as another
+		 * has it open. It has no ring to share.
+		 */
 		break;
 	default:
 		return -EOPNOTSUPP;
@@ -288,8 +294,6 @@ static int share_queues(struct stag_qp *qp, struct ib_udata *udata)
 	struct stag_create_qp_resp resp = {};
 	int ret;
 
-	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
-		return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	ret = stag_queue_share(&qp->sq.queue, udata, &resp.sq_offset);
 	if (ret)
 		return ret;
@@ -347,7 +351,7 @@ static void init_attr(struct stag_qp *qp, const struct ib_qp_init_attr *init)
  * @udata: the user's command, or NULL
  *
  * Return: 0; -EOPNOTSUPP for QP types and flags stag lacks, and for XRC
- * QPs of the kernel; -EINVAL for sizes out of range, a missing CQ or XRC
+ * INI QPs of the kernel; -EINVAL for sizes out of range, a missing CQ or XRC
  * domain, a GSI QP from userspace, driver data in the command, or when
  * the device has max_qp QPs already (QP1 counts); -EBUSY for a second GSI
  * QP; -ENOMEM.
@@ -751,8 +755,12 @@ int stag_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
+	if (ibqp->qp_type == IB_QPT_XRC_TGT) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (qp->user) {
-		if (wr || ibqp->qp_type == IB_QPT_XRC_TGT) {
+		if (wr) {
 			*bad_wr = wr;
 			return -EINVAL;
 		}
