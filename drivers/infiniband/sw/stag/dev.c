@@ -182,6 +182,10 @@ static void init_attr(struct stag_dev *sdev)
 		IB_ODP_SUPPORT_SRQ_RECV;
 	attr->odp_caps.per_transport_caps.ud_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_SRQ_RECV;
+	/* An XRC message's receive is always its SRQ's. */
+	attr->odp_caps.per_transport_caps.xrc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
 }
 
 static void init_ibdev(struct stag_dev *sdev, const struct net_device *ndev)
