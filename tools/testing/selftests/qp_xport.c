@@ -485,7 +485,8 @@ static void srq_resize_hostile(void)
 struct resizer {
 	struct ibv_srq *srq;
 	bool stop;		/* atomic: set by the main thread */
-	int resizes, failures;
+	int resizes;		/* atomic: the main thread waits for the first */
+	int failures;
 };
 
 static void *resize_loop(void *arg)
@@ -497,7 +498,7 @@ static void *resize_loop(void *arg)
 		attr.max_wr = z->resizes & 1 ? 16 : 32;
 		if (ibv_modify_srq(z->srq, &attr, IBV_SRQ_MAX_WR))
 			z->failures++;
-		z->resizes++;
+		__atomic_fetch_add(&z->resizes, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -524,6 +525,13 @@ static void srq_resize_race(void)
 		t_fail("pthread_create");
 		return;
 	}
+	/*
+	 * The receives start once the resizes have: on a loaded host the
+	 * thread may not run before all 64 are through, and the case, which
+	 * then saw "0 resizes", would test nothing.
+	 */
+	for (i = 0; i < 5000 && !__atomic_load_n(&z.resizes, __ATOMIC_RELAXED); i++)
+		usleep(1000);
 	for (i = 0; i < 64; i++) {
 		r = sge_of(dst, 100 * i, 100);
 		snprintf(what, sizeof(what), "receive %d, resizes going on", i);
