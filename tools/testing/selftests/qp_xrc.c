@@ -6,8 +6,9 @@
  * PD of the SRQ it names. Each case checks exact completion statuses, the
  * data byte for byte with the guards around it, requests that name no SRQ
  * of the domain (REM_INV_REQ_ERR), what the verbs refuse, a domain that
- * two processes share through a file, and an SRQ destroyed while sends
- * name it.
+ * two processes share through a file, an SRQ or a TGT QP destroyed while
+ * sends name it, and two threads posting on one INI QP at once. Over
+ * stag.loopback=0 every message crosses the wire as XRC packets.
  *
  * rdma_rxe has no XRC: on a device that does not advertise
  * IBV_DEVICE_XRC the cases skip (stag must advertise it).
@@ -139,18 +140,30 @@ static struct end *ini_new(void)
 	return e->qp ? e : NULL;
 }
 
-/* @ini to RTS towards @tgt, @tgt to RTR from @ini: as RC QPs connect. */
-static bool xrc_connect(struct end *ini, struct ibv_qp *tgt)
+/*
+ * @ini to RTS towards @tgt, @tgt to RTR from @ini: as RC QPs connect.
+ * With @quick the INI gives up on a silent TGT after one retry of 16 ms.
+ */
+static bool xrc_connect_as(struct end *ini, struct ibv_qp *tgt, bool quick)
 {
 	struct conn ci = conn_to(tgt->qp_num, &gid), ct = conn_to(ini->qp->qp_num, &gid);
 	int ret;
 
 	ci.sq_psn = ct.rq_psn;
+	if (quick) {
+		ci.timeout = 12;
+		ci.retry_cnt = 1;
+	}
 	ret = qp_to_init(tgt, ct.access);
 	if (!ret)
 		ret = qp_to_rtr(tgt, &ct);
 	t_check(!ret, "TGT QP %#x to RTR: %s", tgt->qp_num, strerror(ret));
 	return !ret && connect_end(ini, &ci);
+}
+
+static bool xrc_connect(struct end *ini, struct ibv_qp *tgt)
+{
+	return xrc_connect_as(ini, tgt, false);
 }
 
 /* An XRC domain and an SRQ of it; an INI QP connected to a TGT QP of the domain. */
@@ -732,6 +745,208 @@ static void xrc_srq_destroyed(void)
 	expect_blank_from(dst, ok * MSG, "the receives the destroyed SRQ took with it");
 }
 
+/* One of two threads posting on one INI QP, each naming its own SRQ. */
+struct poster {
+	struct end *ini;
+	const struct buf *src;	/* MSG bytes for each of its sends */
+	uint32_t srqn;
+	int id;			/* wr_id: id * 1000 + i */
+	int err;
+};
+
+static void *poster_run(void *arg)
+{
+	struct poster *p = arg;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sg;
+	int i;
+
+	for (i = 0; i < DEPTH && !p->err; i++) {
+		sg = sge_of(p->src, i * MSG, MSG);
+		wr = wr_send(p->id * 1000 + i, &sg, 1);
+		wr.qp_type.xrc.remote_srqn = p->srqn;
+		/* The send queue is shared: full is a wait, not a failure. */
+		while ((p->err = ibv_post_send(p->ini->qp, &wr, &bad)) == ENOMEM)
+			usleep(100);
+	}
+	return NULL;
+}
+
+/*
+ * Two threads post DEPTH SENDs each on one INI QP at once, each naming its
+ * own SRQ of the domain: every send completes SUCCESS, each SRQ gets its
+ * thread's messages, all of them, in the order that thread posted them,
+ * byte for byte, and none of the other's.
+ */
+static void xrc_two_posters(void)
+{
+	struct buf *src[2], *dst[2];
+	struct poster p[2] = { 0 };
+	struct ibv_cq *cq[2];
+	struct ibv_srq *srq[2];
+	struct ibv_wc wc[2 * DEPTH];
+	int i, t, got = 0, ok = 0;
+	pthread_t th[2];
+	struct ibv_sge r;
+	long deadline;
+	char what[64];
+	struct xrc x;
+
+	for (t = 0; t < 2; t++) {
+		src[t] = buf_new(DEPTH * MSG, LW);
+		dst[t] = buf_new(DEPTH * MSG, LW);
+		if (!src[t] || !dst[t])
+			return;
+	}
+	if (!xrc_new(&x, -1))
+		return;
+	srq[0] = x.srq;
+	cq[0] = x.cq;
+	srq[1] = xsrq_new(x.xrcd, &cq[1]);
+	if (!srq[1])
+		return;
+	for (t = 0; t < 2; t++) {
+		for (i = 0; i < DEPTH; i++) {
+			fill(src[t]->data + i * MSG, MSG, SEED + 100 * t + i);
+			r = sge_of(dst[t], i * MSG, MSG);
+			if (post_srq(srq[t], i, &r))
+				return;
+		}
+		p[t] = (struct poster){ .ini = x.ini, .src = src[t], .srqn = srq_num(srq[t]),
+					.id = t + 1 };
+	}
+	for (t = 0; t < 2; t++)
+		if (pthread_create(&th[t], NULL, poster_run, &p[t])) {
+			t_fail("pthread_create");
+			while (t--)
+				pthread_join(th[t], NULL);
+			return;
+		}
+	/* The main thread takes the INI's completions meanwhile: the queue drains. */
+	deadline = now_ms() + 4 * WAIT_MS;
+	while (got < 2 * DEPTH && now_ms() < deadline)
+		got += poll_n(x.ini->scq, wc + got, 2 * DEPTH - got, 10);
+	for (t = 0; t < 2; t++) {
+		pthread_join(th[t], NULL);
+		t_check(!p[t].err, "thread %d: ibv_post_send: %s", t, strerror(p[t].err));
+	}
+	t_check(got == 2 * DEPTH, "%d send completions, expected %d", got, 2 * DEPTH);
+	for (i = 0; i < got; i++)
+		ok += wc[i].status == IBV_WC_SUCCESS && wc[i].opcode == IBV_WC_SEND;
+	t_check(ok == got, "%d of %d sends completed SEND/SUCCESS", ok, got);
+
+	for (t = 0; t < 2; t++) {
+		struct ibv_wc rwc[DEPTH];
+		int n = poll_n(cq[t], rwc, DEPTH, WAIT_MS);
+
+		snprintf(what, sizeof(what), "SRQ %d", t);
+		t_check(n == DEPTH, "%s: %d receives completed, expected %d", what, n, DEPTH);
+		for (i = 0; i < n; i++) {
+			snprintf(what, sizeof(what), "SRQ %d's receive %d", t, i);
+			if (!expect_wc_is(&rwc[i], i, IBV_WC_SUCCESS, IBV_WC_RECV, what))
+				break;
+		}
+		snprintf(what, sizeof(what), "thread %d's messages in SRQ %d", t, t);
+		expect_bytes(dst[t]->data, src[t]->data, DEPTH * MSG, what);
+		expect_guards(dst[t], what);
+	}
+}
+
+/*
+ * The TGT QP destroyed (its last handle closed) while a thread sends to it
+ * from its INI, one message at a time, and two SENDs after: the sends
+ * complete SUCCESS, then, with nobody to answer, one RETRY_EXC_ERR, then
+ * WR_FLUSH_ERR; the SRQ has a RECV for each success and nothing else, and
+ * lives on for a new pair.
+ */
+static void xrc_tgt_destroyed(void)
+{
+	struct buf *src = buf_new(NRACE * MSG, LW), *dst = buf_new(NRACE * MSG, LW);
+	struct buf *next = buf_new(MSG, LW);
+	enum ibv_wc_status want = IBV_WC_SUCCESS;
+	struct sender s = { 0 };
+	int i, n, ok = 0, got;
+	struct ibv_wc wc[NRACE + 2];
+	struct ibv_sge r;
+	long deadline;
+	pthread_t th;
+	char what[64];
+	struct xrc x;
+
+	if (!src || !dst || !next || !have_xrc())
+		return;
+	x.xrcd = xrcd_new(-1);
+	x.srq = xsrq_new(x.xrcd, &x.cq);
+	x.tgt = tgt_new(x.xrcd);
+	x.ini = ini_new();
+	if (!x.srq || !x.tgt || !x.ini || !xrc_connect_as(x.ini, x.tgt, true))
+		return;
+	for (i = 0; i < NRACE; i++) {
+		fill(src->data + i * MSG, MSG, SEED + i);
+		r = sge_of(dst, i * MSG, MSG);
+		if (post_srq(x.srq, 100 + i, &r))
+			return;
+	}
+	s.ini = x.ini;
+	s.src = src;
+	s.srqn = srq_num(x.srq);
+	if (pthread_create(&th, NULL, sender_run, &s)) {
+		t_fail("pthread_create");
+		return;
+	}
+	deadline = now_ms() + WAIT_MS;
+	while (atomic_load(&s.done) < RACE_AT && now_ms() < deadline)
+		usleep(10);
+	untrack(x.tgt);
+	t_check(!ibv_destroy_qp(x.tgt), "ibv_destroy_qp of the TGT QP while its INI sends");
+	pthread_join(th, NULL);
+	n = atomic_load(&s.done);
+	if (n != NRACE) {
+		t_fail("the race's send %d: post %s, or no completion in %d ms", n,
+		       strerror(s.post_err), WAIT_MS);
+		return;
+	}
+	memcpy(wc, s.wc, n * sizeof(*wc));
+	/* Over loopback the race may be over first: these two find the TGT QP gone. */
+	for (i = 0; i < 2; i++) {
+		struct ibv_sge sg = sge_of(src, 0, MSG);
+
+		if (xpost(x.ini, wr_send(n, &sg, 1), s.srqn))
+			return;
+		if (poll_n(x.ini->scq, &wc[n], 1, WAIT_MS) != 1) {
+			t_fail("send %d, after the race: no completion in %d ms", n, WAIT_MS);
+			return;
+		}
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		if (want == IBV_WC_SUCCESS && wc[i].status != IBV_WC_SUCCESS)
+			want = IBV_WC_RETRY_EXC_ERR;
+		snprintf(what, sizeof(what), "send %d, the TGT QP destroyed", i);
+		if (!expect_wc_is(&wc[i], i, want, IBV_WC_SEND, what))
+			break;
+		ok += want == IBV_WC_SUCCESS;
+		if (want == IBV_WC_RETRY_EXC_ERR)
+			want = IBV_WC_WR_FLUSH_ERR;
+	}
+	printf("# %d of %d sends landed before the TGT QP went\n", ok, n);
+	t_check(ok >= RACE_AT && ok <= NRACE && want == IBV_WC_WR_FLUSH_ERR,
+		"%d sends landed, expected %d to %d, then an error and flushes", ok, RACE_AT,
+		NRACE);
+	got = poll_n(x.cq, wc, NRACE, QUIET_MS);
+	t_check(got == ok, "%d receives completed for %d sends that succeeded", got, ok);
+	expect_bytes(dst->data, src->data, ok * MSG, "the messages that landed");
+	expect_blank_from(dst, ok * MSG, "the receives no message reached");
+
+	/* The domain's SRQ outlives the TGT QP: a new pair sends into it. */
+	r = sge_of(next, 0, MSG);
+	if (!xrc_pair(&x) || post_srq(x.srq, 1000, &r))
+		return;
+	if (xsend(x.ini, src, MSG, SEED + 50, s.srqn, IBV_WC_SUCCESS, "a new pair, the same SRQ"))
+		expect_wc(x.cq, ok < NRACE ? 100 + ok : 1000, IBV_WC_SUCCESS, IBV_WC_RECV, NULL,
+			  "the SRQ's next receive");
+}
+
 const struct qp_case xrc_cases[] = {
 	{ "XRC: SEND from an XRC INI QP to a TGT QP lands in the SRQ it names", xrc_send },
 	{ "XRC: RDMA WRITE and READ are checked against the named SRQ's PD", xrc_rdma_pd },
@@ -740,5 +955,9 @@ const struct qp_case xrc_cases[] = {
 	{ "XRC: the XRCD shared by two processes through a file", xrc_shared },
 	{ "XRC: refusals", xrc_refusals },
 	{ "XRC: an SRQ destroyed while an INI sends to it", xrc_srq_destroyed },
+	{ "XRC: two threads post on one INI QP at once, each to its own SRQ: all land, in order",
+	  xrc_two_posters },
+	{ "XRC: the TGT QP destroyed while its INI sends: SUCCESS, RETRY_EXC_ERR, then flushes; "
+	  "the SRQ lives on", xrc_tgt_destroyed },
 	{ NULL }
 };
