@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Real applications on one device, server and client in this guest: the
-# libibverbs pingpongs (RC, UC, UD, SRQ), perftest (send, write, read,
+# libibverbs pingpongs (RC, UC, UD, SRQ, XRC), perftest (send, write, read,
 # atomic; bandwidth and latency; over rdma_cm too), and the librdmacm
 # examples (rping, ucmatose, udaddy, mckey). One case each: both sides must exit
 # 0 within a hard timeout, and what they print must say the data arrived.
@@ -198,6 +198,25 @@ pair "ibv_rc_pingpong -e (sleeping on CQ events)" "tcp_listening $((++tcp))" pin
 pair "ibv_rc_pingpong -N (the ibv_wr_* send API)" "tcp_listening $((++tcp))" pingpong_ok \
 	ibv_rc_pingpong -d @DEV@ -g @GID@ -n "$iters" -p $tcp -N -c -- \
 	ibv_rc_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp -N -c "$sip"
+
+# XRC: each side's INI QP sends into the XRC SRQ the other names, through
+# the other's TGT QP. It checks completions, not data (qp_xrc.c does);
+# "success" is its last line once every exchange completed and both sides
+# tore down. rdma_rxe has no XRC.
+xsrq_ok()
+{
+	grep -q "^success" "$1" || echo "the server did not print success"
+	grep -q "^success" "$2" || echo "the client did not print success"
+	return 0
+}
+name="ibv_xsrq_pingpong -n $iters (XRC)"
+if [[ $dev == rxe* || ${STAG_PEER_DEV:-$dev} == rxe* ]]; then
+	echo "ok - $T_SUITE: $name # SKIP rdma_rxe has no XRC"
+else
+	pair "$name" "tcp_listening $((++tcp))" xsrq_ok \
+		ibv_xsrq_pingpong -d @DEV@ -g @GID@ -n "$iters" -p $tcp -- \
+		ibv_xsrq_pingpong -d "$dev" -g "$gid" -n "$iters" -p $tcp "$sip"
+fi
 
 iters=100
 for t in send_bw write_bw read_bw atomic_bw send_lat write_lat read_lat atomic_lat; do
