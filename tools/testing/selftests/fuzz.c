@@ -9,13 +9,18 @@
  * own: PDs, CQs, QPs (RC, UC, UD; with and without an SRQ) connected to
  * each other over loopback, SRQs, MRs (a third paged on demand, some over
  * the worker's udmabuf, with hostile fds and ranges too), MWs of both
- * types, AHs. Each call's arguments are valid or hostile by chance:
- * sizes, flags, states and masks out of range, keys of regions
- * deregistered a moment ago, addresses outside every region, unmapped
- * memory. Besides the verbs, a thread may write random bytes into a QP's
- * own send ring and ring the doorbell, attach a QP to a multicast group or
- * detach it (UD SENDs then go to the group's QPN, 0xffffff, a third of the
- * time), post a FLUSH there by hand (rdma-core
+ * types, AHs, and XRC: domains (of no file, of a file of the worker's, of
+ * a file every worker shares, of any descriptor), XRC SRQs, TGT QPs
+ * created in a domain or opened by number (another worker's too), INI
+ * QPs connected to TGT QPs whose requests name SRQ numbers of the
+ * domain, of another, of basic SRQs, of SRQs gone, or garbage. Each
+ * call's arguments are valid or hostile by chance: sizes, flags, states
+ * and masks out of range, keys of regions deregistered a moment ago,
+ * addresses outside every region, unmapped memory. Besides the verbs, a
+ * thread may write random bytes into a QP's own send ring and ring the
+ * doorbell (a TGT QP's too, which has no ring), attach a QP to a
+ * multicast group or detach it (UD SENDs then go to the group's QPN,
+ * 0xffffff, a third of the time), post a FLUSH there by hand (rdma-core
  * 44 has no ibv_wr_flush(); mostly of a region that exists, as a range or
  * whole, on a device with FLUSH, whose regions and RC QPs then often have
  * the global flush right), map new memory over a buffer that has regions
@@ -25,7 +30,9 @@
  * destroyed under it by another (libibverbs would be reading freed
  * memory); what races is what the kernel must order: a region
  * deregistered or a peer QP destroyed while WRs naming them run, a window
- * bound while its region goes, a CQ destroyed while QPs use it.
+ * bound while its region goes, a CQ destroyed while QPs use it, an XRC
+ * SRQ destroyed while INI QPs' requests name it, a TGT QP destroyed or
+ * moved to another state while another worker has it open.
  *
  * The parent SIGKILLs each worker after a random lifetime of 0.2-3 s (or
  * lets one finish and tear down in order) and starts the next, until
@@ -34,7 +41,10 @@
  * run; their interleaving is the scheduler's.
  *
  * The exit status is 0 unless a worker died of anything but the parent's
- * SIGKILL (the kernel must not hand a process garbage it then trips on).
+ * SIGKILL (the kernel must not hand a process garbage it then trips on),
+ * or of a domain that closed while SRQs or QPs of the worker's were in it
+ * (status 4: the close must be EBUSY, and the domain must still find its
+ * TGT QPs by number after it).
  * With -R the device may be removed meanwhile (fuzz.sh unloads stag under
  * it): a worker that cannot open it then exits with status 3, which is no
  * failure.
@@ -75,14 +85,15 @@
 #define MAX_THREADS	16
 #define MAX_SGE		8	/* SGEs a WR may name, past every QP's limit */
 
-enum kind { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_MW, K_AH, K_NR };
+enum kind { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_MW, K_AH, K_XRCD, K_NR };
 
 /* One object a worker holds, and whether a thread is using it. */
 struct slot {
 	void *obj;
 	int busy;		/* threads using it now */
 	bool alone;		/* one thread has it to itself */
-	int sub;		/* QP: type; MW: type; MR: buffer */
+	int sub;		/* QP: type; SRQ: type; MW: type; MR: buffer */
+	struct ibv_xrcd *xrcd;	/* XRC SRQ, TGT QP: the domain it was made or opened in */
 };
 
 /* A worker: its context and objects, shared by its threads. */
@@ -94,17 +105,30 @@ struct world {
 	struct slot s[K_NR][NSLOT];
 	char *buf[NBUF];
 	int dmabuf_fd;		/* a udmabuf of BUF_LEN bytes, or -1 */
+	int file_fd;		/* a file of the worker's own for XRC domains, or -1 */
 };
 
-/* Counters every process adds to, in memory the parent shares. */
+/* XRC numbers each worker publishes for the others to open and to name. */
+#define NNUM		16
+
+/* Counters every process adds to, and the numbers, in memory the parent shares. */
 struct stats {
 	atomic_ulong calls, failed, einval, enomem, ebusy, other_err;
 	atomic_ulong completions, wc_errors, wc_flushed, junk_rings, flushes, forks, remaps;
 	atomic_ulong attaches, dmabufs;
+	atomic_ulong xrcds, xrcd_busy, xsrqs, tgts, opened, inis, xrc_posts, xrc_recvs;
 	atomic_ulong workers, killed, finished;
+	atomic_uint tgt_qpn[NNUM], srqn[NNUM];
+	atomic_ulong dbg_ini[32], dbg_tgt[32], dbg_post[32], dbg_pair[8];
 };
 
 static struct stats *stats;
+
+/* An unlinked file every worker inherits: their domains of it are one. */
+static int shared_fd = -1;
+
+/* -R: the device may go, and every destroy then succeeds (EIO is taken as done). */
+static bool may_go;
 
 /* The kernel's values (6.2's ib_user_verbs.h; Debian 12's headers are 6.1's). */
 #define WR_FLUSH		14
@@ -250,8 +274,11 @@ static void *remove_one(struct world *w, enum kind k, int *sub)
 	return obj;
 }
 
-/* Puts a new object in a free slot; false (the caller destroys it) when full. */
-static bool add(struct world *w, enum kind k, void *obj, int sub)
+/*
+ * Puts a new object, of the domain @xrcd if it is an XRC SRQ or a TGT
+ * QP, in a free slot; false (the caller destroys it) when full.
+ */
+static bool add_in(struct world *w, enum kind k, void *obj, int sub, struct ibv_xrcd *xrcd)
 {
 	bool done = false;
 	int i;
@@ -259,11 +286,35 @@ static bool add(struct world *w, enum kind k, void *obj, int sub)
 	pthread_mutex_lock(&w->lock);
 	for (i = 0; i < NSLOT && !done; i++)
 		if (!w->s[k][i].obj) {
-			w->s[k][i] = (struct slot){ .obj = obj, .sub = sub };
+			w->s[k][i] = (struct slot){ .obj = obj, .sub = sub, .xrcd = xrcd };
 			done = true;
 		}
 	pthread_mutex_unlock(&w->lock);
 	return done;
+}
+
+static bool add(struct world *w, enum kind k, void *obj, int sub)
+{
+	return add_in(w, k, obj, sub, NULL);
+}
+
+/* Takes a random object of @k whose sub is @sub, for use; NULL when there is none. */
+static void *take_sub(struct world *w, enum kind k, int sub)
+{
+	int first = rnd(NSLOT), i;
+	struct slot *s;
+	void *obj = NULL;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; i < NSLOT && !obj; i++) {
+		s = &w->s[k][(first + i) % NSLOT];
+		if (s->obj && !s->alone && s->sub == sub) {
+			s->busy++;
+			obj = s->obj;
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return obj;
 }
 
 /* The key of a random region or window, whether or not it still exists. */
@@ -310,6 +361,48 @@ static uint64_t some_addr(struct world *w, uint32_t *len)
 	return (uint64_t)(uintptr_t)(b + off);
 }
 
+/* Takes a random region of @pd for use; NULL when there is none. */
+static struct ibv_mr *take_mr_of(struct world *w, struct ibv_pd *pd)
+{
+	int first = rnd(NSLOT), i;
+	struct ibv_mr *mr = NULL;
+	struct slot *s;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; i < NSLOT && !mr; i++) {
+		s = &w->s[K_MR][(first + i) % NSLOT];
+		if (s->obj && !s->alone && ((struct ibv_mr *)s->obj)->pd == pd) {
+			s->busy++;
+			mr = s->obj;
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return mr;
+}
+
+/*
+ * An SGE inside a region that exists now (it may be gone by the time the
+ * WR runs), of @pd unless it is NULL, and the region's rkey and an
+ * address inside it; false when there is no such region.
+ */
+static bool region_sge(struct world *w, struct ibv_pd *pd, struct ibv_sge *sge, uint32_t *rkey,
+		       uint64_t *raddr)
+{
+	struct ibv_mr *mr = pd ? take_mr_of(w, pd) : take(w, K_MR, NULL);
+	uint64_t off;
+
+	if (!mr)
+		return false;
+	off = rnd(mr->length);
+	sge->addr = (uint64_t)(uintptr_t)mr->addr + off;
+	sge->length = rnd(mr->length - off + 1);
+	sge->lkey = mr->lkey;
+	*rkey = mr->rkey;
+	*raddr = (uint64_t)(uintptr_t)mr->addr + rnd(mr->length);
+	give(w, K_MR, mr);
+	return true;
+}
+
 /* ---- the verbs ---- */
 
 static void op_pd(struct world *w)
@@ -332,6 +425,37 @@ static void op_pd(struct world *w)
 			count(0);
 		}
 	}
+}
+
+/* Whether @qpn is a TGT QP the worker has: a receive of an XRC SRQ completes as its. */
+static bool is_tgt(struct world *w, uint32_t qpn)
+{
+	bool found = false;
+	struct slot *s;
+	int i;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; i < NSLOT && !found; i++) {
+		s = &w->s[K_QP][i];
+		found = s->obj && s->sub == IBV_QPT_XRC_RECV && ((struct ibv_qp *)s->obj)->qp_num == qpn;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return found;
+}
+
+static bool is_ini(struct world *w, uint32_t qpn)
+{
+	bool found = false;
+	struct slot *s;
+	int i;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; i < NSLOT && !found; i++) {
+		s = &w->s[K_QP][i];
+		found = s->obj && s->sub == IBV_QPT_XRC_SEND && ((struct ibv_qp *)s->obj)->qp_num == qpn;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return found;
 }
 
 static void op_cq(struct world *w)
@@ -374,6 +498,12 @@ static void op_cq(struct world *w)
 					atomic_fetch_add(&stats->wc_flushed, 1);
 				else if (wc[i].status != IBV_WC_SUCCESS)
 					atomic_fetch_add(&stats->wc_errors, 1);
+				else if (wc[i].opcode & IBV_WC_RECV && is_tgt(w, wc[i].qp_num))
+					atomic_fetch_add(&stats->xrc_recvs, 1);
+				if (is_tgt(w, wc[i].qp_num))
+					atomic_fetch_add(&stats->dbg_tgt[wc[i].status & 31], 1);
+				if (is_ini(w, wc[i].qp_num))
+					atomic_fetch_add(&stats->dbg_ini[wc[i].status & 31], 1);
 			}
 			count(ibv_req_notify_cq(cq, rnd(2)));
 			give(w, K_CQ, cq);
@@ -581,13 +711,17 @@ static void op_srq(struct world *w)
 						  .srq_limit = rnd(80) };
 			struct ibv_sge sge[MAX_SGE];
 			struct ibv_recv_wr wr = { .wr_id = 9, .sg_list = sge }, *bad;
-			uint32_t len;
+			uint32_t len, rkey;
+			uint64_t raddr;
 			int i;
 
 			/* Resizes too, with receives waiting and others posting. */
 			count(ibv_modify_srq(srq, &a, one_in(4) ? (int)wild32() :
 						  one_in(3) ? IBV_SRQ_MAX_WR : IBV_SRQ_LIMIT));
+			/* Half the time a receive messages can land in: XRC SRQs have no QP's to take. */
 			for (i = 0; i < MAX_SGE; i++) {
+				if (one_in(2) && region_sge(w, srq->pd, &sge[i], &rkey, &raddr))
+					continue;
 				sge[i].addr = some_addr(w, &len);
 				sge[i].length = len;
 				sge[i].lkey = some_key(w, false);
@@ -698,16 +832,24 @@ static void op_mcast(struct world *w)
 
 static const enum ibv_qp_type qp_types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
 
-static void qp_create(struct world *w)
+/*
+ * A QP of @type. An INI QP (IBV_QPT_XRC_SEND) has no receive queue: the
+ * kernel refuses it an SRQ, and it is given no receive CQ. The kernel
+ * would not hold one, so it could be destroyed under the QP, and
+ * libibverbs records it all the same: the provider's reset would then
+ * clean a freed CQ (stag_modify_qp()).
+ */
+static void qp_create(struct world *w, enum ibv_qp_type type)
 {
 	struct ibv_qp_init_attr init = {
-		.qp_type = qp_types[rnd(3)],
+		.qp_type = type,
 		.sq_sig_all = rnd(2),
 		.cap = { .max_send_wr = 1 + rnd(64), .max_recv_wr = 1 + rnd(64),
 			 .max_send_sge = 1 + rnd(4), .max_recv_sge = 1 + rnd(4),
 			 .max_inline_data = rnd(2) ? 0 : rnd(256) },
 	};
-	struct ibv_cq *scq, *rcq;
+	bool ini = type == IBV_QPT_XRC_SEND;
+	struct ibv_cq *scq, *rcq = NULL;
 	struct ibv_srq *srq = NULL;
 	struct ibv_pd *pd;
 	struct ibv_qp *qp;
@@ -719,15 +861,18 @@ static void qp_create(struct world *w)
 	}
 	pd = take(w, K_PD, NULL);
 	scq = take(w, K_CQ, NULL);
-	rcq = take(w, K_CQ, NULL);
-	if (init.qp_type != IBV_QPT_UC && one_in(3))
+	if (!ini)
+		rcq = take(w, K_CQ, NULL);
+	if (type != IBV_QPT_UC && one_in(ini ? 8 : 3))
 		srq = take(w, K_SRQ, NULL);
-	if (pd && scq && rcq) {
+	if (pd && scq && (rcq || ini)) {
 		init.send_cq = scq;
 		init.recv_cq = rcq;
 		init.srq = srq;
 		qp = made(ibv_create_qp(pd, &init));
-		if (qp && !add(w, K_QP, qp, init.qp_type))
+		if (qp && ini)
+			atomic_fetch_add(&stats->inis, 1);
+		if (qp && !add(w, K_QP, qp, type))
 			count(ibv_destroy_qp(qp));
 	}
 	if (srq)
@@ -750,6 +895,8 @@ static void qp_connect(struct world *w, struct ibv_qp *qp, uint32_t dest)
 				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
 	};
 	bool ud = qp->qp_type == IBV_QPT_UD, rc = qp->qp_type == IBV_QPT_RC;
+	/* An XRC TGT QP answers as an RC QP does, an INI QP asks as one does. */
+	bool tgt = qp->qp_type == IBV_QPT_XRC_RECV, ini = qp->qp_type == IBV_QPT_XRC_SEND;
 	int mask;
 
 	if (rc && !one_in(4))
@@ -789,7 +936,7 @@ static void qp_connect(struct world *w, struct ibv_qp *qp, uint32_t dest)
 	mask = IBV_QP_STATE;
 	if (!ud)
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	if (rc)
+	if (rc || tgt)
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	count(ibv_modify_qp(qp, &a, mask));
 	a.qp_state = IBV_QPS_RTS;
@@ -800,9 +947,11 @@ static void qp_connect(struct world *w, struct ibv_qp *qp, uint32_t dest)
 	a.rnr_retry = rnd(4);
 	a.max_rd_atomic = 1 + rnd(8);
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (rc)
+	if (rc || ini)
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
+	else if (tgt)
+		mask |= IBV_QP_TIMEOUT;
 	count(ibv_modify_qp(qp, &a, mask));
 }
 
@@ -815,7 +964,7 @@ static void op_qp(struct world *w)
 
 	switch (rnd(5)) {
 	case 0:
-		qp_create(w);
+		qp_create(w, qp_types[rnd(3)]);
 		break;
 	case 1:
 		qp = remove_one(w, K_QP, NULL);
@@ -853,32 +1002,378 @@ static void op_qp(struct world *w)
 	}
 }
 
-/*
- * An SGE inside a region that exists now (it may be gone by the time the
- * WR runs), and the region's rkey and an address inside it; false when
- * there is no region.
- */
-static bool region_sge(struct world *w, struct ibv_sge *sge, uint32_t *rkey, uint64_t *raddr)
-{
-	struct ibv_mr *mr = take(w, K_MR, NULL);
-	uint64_t off;
+/* ---- XRC ---- */
 
-	if (!mr)
-		return false;
-	off = rnd(mr->length);
-	sge->addr = (uint64_t)(uintptr_t)mr->addr + off;
-	sge->length = rnd(mr->length - off + 1);
-	sge->lkey = mr->lkey;
-	*rkey = mr->rkey;
-	*raddr = (uint64_t)(uintptr_t)mr->addr + rnd(mr->length);
-	give(w, K_MR, mr);
-	return true;
+/* Publishes @n for the other workers, in place of a random earlier number. */
+static void publish(atomic_uint *board, uint32_t n)
+{
+	atomic_store(&board[rnd(NNUM)], n);
+}
+
+/* A number some worker published, maybe of an object long gone; 0 before any. */
+static uint32_t published(atomic_uint *board)
+{
+	return atomic_load(&board[rnd(NNUM)]);
+}
+
+/* An empty file of no name (the worker's own, or the one every worker shares), or -1. */
+static int file_new(void)
+{
+	char path[] = "/tmp/fuzz-xrcd-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+/*
+ * What a domain is opened through: no file (-1), the worker's own file,
+ * the file every worker shares (its domain is theirs too), any descriptor
+ * of the process (the device's own among them), or one that is not open.
+ */
+static int xrcd_fd(struct world *w)
+{
+	switch (rnd(8)) {
+	case 0:
+	case 1:
+		return -1;
+	case 2:
+	case 3:
+		return w->file_fd;
+	case 4:
+	case 5:
+		return shared_fd;
+	case 6:
+		return (int)rnd(64);
+	default:
+		return one_in(2) ? 4096 + (int)rnd(4096) : -2 - (int)rnd(1000);
+	}
+}
+
+/*
+ * A domain, mostly with O_CREAT; else without it (EAGAIN for a file with
+ * no domain yet), with O_EXCL (EINVAL for one that has), with any flags,
+ * or with a flag missing from the mask or one libibverbs does not know.
+ */
+static void xrcd_open(struct world *w)
+{
+	struct ibv_xrcd_init_attr a = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = xrcd_fd(w),
+		.oflags = O_CREAT,
+	};
+	struct ibv_xrcd *x;
+
+	switch (rnd(8)) {
+	case 0:
+	case 1:
+		a.oflags = 0;
+		break;
+	case 2:
+		a.oflags |= O_EXCL;
+		break;
+	case 3:
+		a.oflags = wild32();
+		break;
+	}
+	if (one_in(16))
+		a.comp_mask = rnd(8);
+	x = made(ibv_open_xrcd(w->ctx, &a));
+	if (!x)
+		return;
+	atomic_fetch_add(&stats->xrcds, 1);
+	if (!add(w, K_XRCD, x, 0))
+		count(ibv_close_xrcd(x));
+}
+
+/* What the kernel must not do, and did: say what, and fail the run. */
+static void violation(const char *what, uint32_t qpn)
+{
+	fprintf(stderr, "fuzz: worker %d: %s (TGT QP %#x)\n", getpid(), what, qpn);
+	_exit(4);
+}
+
+/* Whether an SRQ or QP in the table is of @x, and a TGT QP's number (0: none); lock held. */
+static bool xrcd_used(struct world *w, struct ibv_xrcd *x, uint32_t *tgt)
+{
+	bool used = false;
+	struct slot *s;
+	int i;
+
+	*tgt = 0;
+	for (i = 0; i < NSLOT; i++) {
+		s = &w->s[K_SRQ][i];
+		used |= s->obj && s->xrcd == x;
+		s = &w->s[K_QP][i];
+		if (s->obj && s->xrcd == x) {
+			used = true;
+			*tgt = ((struct ibv_qp *)s->obj)->qp_num;
+		}
+	}
+	return used;
+}
+
+/*
+ * Closes a domain. While SRQs or QPs of the worker's are in it the close
+ * must fail, EBUSY, and change nothing: the domain still finds its TGT
+ * QPs by number. The table stays locked meanwhile, so that none of them
+ * is destroyed before the close; one being destroyed already may make it
+ * EBUSY too. With the device gone (-R) every close succeeds.
+ */
+static void xrcd_close(struct world *w)
+{
+	struct ibv_qp_open_attr oa = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE,
+		.qp_type = IBV_QPT_XRC_RECV,
+	};
+	struct ibv_xrcd *x = remove_one(w, K_XRCD, NULL);
+	struct ibv_qp *qp = NULL;
+	bool used;
+	int ret;
+
+	if (!x)
+		return;
+	pthread_mutex_lock(&w->lock);
+	used = xrcd_used(w, x, &oa.qp_num);
+	ret = ibv_close_xrcd(x);
+	if (ret == EBUSY && oa.qp_num) {
+		oa.xrcd = x;
+		qp = ibv_open_qp(w->ctx, &oa);
+		if (!qp && errno == EINVAL && !may_go)
+			violation("a domain that refused to close lost its TGT QP", oa.qp_num);
+	}
+	pthread_mutex_unlock(&w->lock);
+	count(ret);
+	if (qp)
+		count(ibv_destroy_qp(qp));
+	if (!ret && used && !may_go)
+		violation("a domain closed under its SRQs or QPs", oa.qp_num);
+	if (ret == EBUSY)
+		atomic_fetch_add(&stats->xrcd_busy, 1);
+	if (ret)
+		add(w, K_XRCD, x, 0);
+}
+
+/*
+ * An XRC SRQ in a domain, completing into a CQ, in a PD, any of the
+ * worker's (a CQ may be QPs' too); now and then with sizes out of range,
+ * with the domain, the CQ, the PD or the type left out of the mask, of
+ * another type, or with bits libibverbs does not know. No type is a basic
+ * SRQ, whatever else the mask has.
+ */
+static void xsrq_create(struct world *w)
+{
+	const uint32_t need = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	struct ibv_srq_init_attr_ex init = {
+		.attr = { .max_wr = one_in(5) ? wild32() : 1 + rnd(64),
+			  .max_sge = one_in(5) ? wild32() : 1 + rnd(4),
+			  .srq_limit = one_in(5) ? wild32() : 0 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | need,
+		.srq_type = IBV_SRQT_XRC,
+	};
+	enum ibv_srq_type type;
+	struct ibv_srq *srq;
+	uint32_t n;
+
+	init.pd = take(w, K_PD, NULL);
+	init.cq = take(w, K_CQ, NULL);
+	init.xrcd = take(w, K_XRCD, NULL);
+	if (one_in(8))
+		init.comp_mask &= ~(1U << rnd(4));
+	if (one_in(16))
+		init.comp_mask |= rnd(64) & ~need;
+	if (one_in(8))
+		init.srq_type = one_in(2) ? IBV_SRQT_TM : (enum ibv_srq_type)wild32();
+	/* libibverbs reads every pointer the mask names. */
+	if (!init.pd)
+		init.comp_mask &= ~IBV_SRQ_INIT_ATTR_PD;
+	if (!init.cq)
+		init.comp_mask &= ~IBV_SRQ_INIT_ATTR_CQ;
+	if (!init.xrcd)
+		init.comp_mask &= ~IBV_SRQ_INIT_ATTR_XRCD;
+	type = init.comp_mask & IBV_SRQ_INIT_ATTR_TYPE ? init.srq_type : IBV_SRQT_BASIC;
+	srq = made(ibv_create_srq_ex(w->ctx, &init));
+	if (srq && type == IBV_SRQT_XRC) {
+		atomic_fetch_add(&stats->xsrqs, 1);
+		if (!ibv_get_srq_num(srq, &n))
+			publish(stats->srqn, n);
+	}
+	if (srq && !add_in(w, K_SRQ, srq, type, type == IBV_SRQT_XRC ? init.xrcd : NULL))
+		count(ibv_destroy_srq(srq));
+	if (init.xrcd)
+		give(w, K_XRCD, init.xrcd);
+	if (init.cq)
+		give(w, K_CQ, init.cq);
+	if (init.pd)
+		give(w, K_PD, init.pd);
+}
+
+/*
+ * A TGT QP of a domain; now and then with sizes out of range (a TGT QP
+ * has no queue of its own to size), with an SRQ of the worker's (the core
+ * takes an XRC one, and refuses a basic one), or with creation flags.
+ */
+static void tgt_create(struct world *w)
+{
+	struct ibv_qp_init_attr_ex init = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_qp *qp;
+
+	init.xrcd = take(w, K_XRCD, NULL);
+	if (!init.xrcd)
+		return;
+	if (one_in(6))
+		init.cap = (struct ibv_qp_cap){ .max_send_wr = wild32(), .max_recv_wr = wild32(),
+						.max_send_sge = wild32(), .max_recv_sge = wild32(),
+						.max_inline_data = wild32() };
+	if (one_in(4))
+		init.srq = take(w, K_SRQ, NULL);
+	if (one_in(16)) {
+		init.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+		init.create_flags = wild32();
+	}
+	qp = made(ibv_create_qp_ex(w->ctx, &init));
+	if (qp) {
+		atomic_fetch_add(&stats->tgts, 1);
+		publish(stats->tgt_qpn, qp->qp_num);
+		if (!add_in(w, K_QP, qp, IBV_QPT_XRC_RECV, init.xrcd))
+			count(destroy_qp(qp));
+	}
+	if (init.srq)
+		give(w, K_SRQ, init.srq);
+	give(w, K_XRCD, init.xrcd);
+}
+
+/*
+ * A TGT QP opened by number in a domain: one of the worker's (in that
+ * domain or not), one another worker published (its domain is this one
+ * when both are of the shared file), any QP of the worker's, or garbage;
+ * now and then as another type, or with the mask short of a field.
+ */
+static void tgt_open(struct world *w)
+{
+	struct ibv_qp_open_attr a = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE,
+		.qp_type = IBV_QPT_XRC_RECV,
+	};
+	struct ibv_qp *qp = NULL;
+
+	a.xrcd = take(w, K_XRCD, NULL);
+	if (!a.xrcd)
+		return;
+	if (one_in(8))
+		a.qp_num = wild32();
+	else if (one_in(2))
+		qp = one_in(3) ? take(w, K_QP, NULL) : take_sub(w, K_QP, IBV_QPT_XRC_RECV);
+	if (qp) {
+		a.qp_num = qp->qp_num;
+		give(w, K_QP, qp);
+	} else if (!a.qp_num) {
+		a.qp_num = published(stats->tgt_qpn);
+	}
+	if (one_in(8))
+		a.qp_type = one_in(2) ? qp_types[rnd(3)] : (enum ibv_qp_type)wild32();
+	if (one_in(16))
+		a.comp_mask = rnd(32);
+	qp = made(ibv_open_qp(w->ctx, &a));
+	if (qp) {
+		atomic_fetch_add(&stats->opened, 1);
+		if (!add_in(w, K_QP, qp, qp->qp_type, a.xrcd))
+			count(destroy_qp(qp));
+	}
+	give(w, K_XRCD, a.xrcd);
+}
+
+/* An INI QP and a TGT QP reset and connected to each other: a pair that carries XRC traffic. */
+static void xrc_pair(struct world *w)
+{
+	struct ibv_qp *ini = take_sub(w, K_QP, IBV_QPT_XRC_SEND);
+	struct ibv_qp *tgt = take_sub(w, K_QP, IBV_QPT_XRC_RECV);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	if (ini && tgt) {
+		count(ibv_modify_qp(ini, &a, IBV_QP_STATE));
+		count(ibv_modify_qp(tgt, &a, IBV_QP_STATE));
+		qp_connect(w, tgt, ini->qp_num);
+		qp_connect(w, ini, tgt->qp_num);
+		atomic_fetch_add(&stats->dbg_pair[tgt->state], 1);
+		atomic_fetch_add(&stats->dbg_pair[ini->state], 1);
+	}
+	if (tgt)
+		give(w, K_QP, tgt);
+	if (ini)
+		give(w, K_QP, ini);
+}
+
+/*
+ * The SRQ number an INI QP's request names: an XRC SRQ of the worker's
+ * (of any of its domains), any SRQ of the worker's (a basic one too), one
+ * another worker published (of the shared domain, of its own, or gone),
+ * or garbage.
+ */
+static uint32_t some_srqn(struct world *w)
+{
+	struct ibv_srq *srq;
+	uint32_t n;
+
+	if (one_in(8))
+		return wild32();
+	if (one_in(4))
+		return published(stats->srqn);
+	srq = one_in(4) ? take(w, K_SRQ, NULL) : take_sub(w, K_SRQ, IBV_SRQT_XRC);
+	if (!srq)
+		return wild32() & 0xffffff;
+	if (ibv_get_srq_num(srq, &n))
+		n = 0;
+	give(w, K_SRQ, srq);
+	return n;
+}
+
+/*
+ * XRC's own verbs. Its SRQs and QPs are in the tables with the others,
+ * where the other operations use and destroy them: an SRQ is modified,
+ * posted to and destroyed as a basic one is, a TGT QP moved through
+ * states, queried and destroyed as any QP, an INI QP posted to.
+ */
+static void op_xrc(struct world *w)
+{
+	switch (rnd(8)) {
+	case 0:
+		xrcd_open(w);
+		break;
+	case 1:
+		xrcd_close(w);
+		break;
+	case 2:
+		xsrq_create(w);
+		break;
+	case 3:
+		tgt_create(w);
+		break;
+	case 4:
+		tgt_open(w);
+		break;
+	case 5:
+		qp_create(w, IBV_QPT_XRC_SEND);
+		break;
+	default:
+		xrc_pair(w);
+	}
 }
 
 static const enum ibv_wr_opcode opcodes[] = {
 	IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
 	IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
 	IBV_WR_LOCAL_INV, IBV_WR_SEND_WITH_INV, IBV_WR_BIND_MW, IBV_WR_ATOMIC_WRITE,
+};
+
+/* An INI QP's: RC's but windows, invalidation, atomic write and flush. */
+static const enum ibv_wr_opcode xrc_opcodes[] = {
+	IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
+	IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
 };
 
 static void op_post(struct world *w)
@@ -891,6 +1386,7 @@ static void op_post(struct world *w)
 	struct ibv_ah *ah = NULL;
 	uint32_t len, rkey = 0;
 	uint64_t raddr = 0;
+	struct ibv_pd *pd = NULL;
 	struct ibv_qp *qp;
 	bool valid;
 	int i, n, sub;
@@ -898,6 +1394,9 @@ static void op_post(struct world *w)
 	qp = take(w, K_QP, &sub);
 	if (!qp)
 		return;
+	/* An INI QP's traffic is to land in SRQs: its regions are of its own PD. */
+	if (sub == IBV_QPT_XRC_SEND)
+		pd = qp->pd;
 	n = one_in(8) ? (int)rnd(MAX_SGE + 1) : 1 + (int)rnd(3);
 	/*
 	 * One bad WR puts an RC QP in the error state for good, so QPs of even
@@ -906,7 +1405,7 @@ static void op_post(struct world *w)
 	 */
 	valid = qp->qp_num & 1 ? one_in(2) : !one_in(64);
 	for (i = 0; i < MAX_SGE; i++) {
-		if (valid && region_sge(w, &sge[i], &rkey, &raddr))
+		if (valid && region_sge(w, pd, &sge[i], &rkey, &raddr))
 			continue;
 		sge[i].addr = some_addr(w, &len);
 		sge[i].length = len;
@@ -923,6 +1422,8 @@ static void op_post(struct world *w)
 	wr.sg_list = sge;
 	wr.num_sge = n;
 	wr.opcode = one_in(16) ? (enum ibv_wr_opcode)rnd(32) : opcodes[rnd(ARRAY_SIZE(opcodes))];
+	if (pd && valid && !one_in(8))
+		wr.opcode = xrc_opcodes[rnd(ARRAY_SIZE(xrc_opcodes))];
 	wr.send_flags = rnd(16) & (IBV_SEND_SIGNALED | IBV_SEND_FENCE | IBV_SEND_SOLICITED |
 				   IBV_SEND_INLINE);
 	if (wr.send_flags & IBV_SEND_INLINE) {
@@ -984,6 +1485,12 @@ static void op_post(struct world *w)
 				      one_in(2) ? qp->qp_num : wild32() & 0xffffff;
 		wr.wr.ud.remote_qkey = one_in(4) ? wild32() : QKEY;
 	}
+	if (sub == IBV_QPT_XRC_SEND) {
+		wr.qp_type.xrc.remote_srqn = some_srqn(w);
+		atomic_fetch_add(&stats->xrc_posts, 1);
+		atomic_fetch_add(&stats->dbg_post[ibv_post_send(qp, &wr, &bad) & 31], 1);
+		goto out;
+	}
 	count(ibv_post_send(qp, &wr, &bad));
 out:
 	if (ah)
@@ -995,10 +1502,13 @@ out:
 	give(w, K_QP, qp);
 }
 
-/* Random bytes into a QP's own send ring, published, and the doorbell rung. */
+/*
+ * Random bytes into a QP's own send ring, published, and the doorbell
+ * rung; a QP with no send ring (TGT) has its doorbell rung all the same.
+ */
 static void op_junk_ring(struct world *w)
 {
-	struct stagdv_ring sq;
+	struct stagdv_ring sq = {};
 	struct ibv_qp *qp;
 	struct slot *s;
 	uint32_t prod, n, i, j;
@@ -1007,7 +1517,8 @@ static void op_junk_ring(struct world *w)
 	if (!s)
 		return;
 	qp = s->obj;
-	if (!stagdv_qp_rings(qp, &sq, NULL) && sq.num_slots) {
+	stagdv_qp_rings(qp, &sq, NULL);
+	if (sq.num_slots) {
 		struct stag_queue_ctl *ctl = sq.ctl;
 
 		prod = ctl->prod;
@@ -1023,6 +1534,8 @@ static void op_junk_ring(struct world *w)
 		__atomic_store_n(&ctl->prod, one_in(4) ? wild32() : prod + n, __ATOMIC_RELEASE);
 		count(stagdv_qp_doorbell(qp));
 		atomic_fetch_add(&stats->junk_rings, 1);
+	} else {
+		count(stagdv_qp_doorbell(qp));
 	}
 	give_alone(w, s);
 }
@@ -1133,7 +1646,7 @@ static const struct {
 } ops[] = {
 	{ op_pd, 3 }, { op_cq, 4 }, { op_mr, 5 }, { op_mw, 3 }, { op_srq, 2 }, { op_ah, 2 },
 	{ op_qp, 6 }, { op_post, 12 }, { op_junk_ring, 1 }, { op_flush, 2 }, { op_fork, 1 },
-	{ op_remap, 1 }, { op_mcast, 2 },
+	{ op_remap, 1 }, { op_mcast, 2 }, { op_xrc, 4 },
 };
 
 static void *thread_main(void *arg)
@@ -1161,6 +1674,7 @@ static int dereg_mr(void *o) { return ibv_dereg_mr(o); }
 static int destroy_srq(void *o) { return ibv_destroy_srq(o); }
 static int destroy_cq(void *o) { return ibv_destroy_cq(o); }
 static int dealloc_pd(void *o) { return ibv_dealloc_pd(o); }
+static int close_xrcd(void *o) { return ibv_close_xrcd(o); }
 
 /* Destroys what a worker holds, in an order the verbs allow. */
 static void teardown(struct world *w)
@@ -1171,7 +1685,7 @@ static void teardown(struct world *w)
 	} order[] = {
 		{ K_QP, destroy_qp }, { K_AH, destroy_ah }, { K_MW, dealloc_mw },
 		{ K_MR, dereg_mr }, { K_SRQ, destroy_srq }, { K_CQ, destroy_cq },
-		{ K_PD, dealloc_pd },
+		{ K_PD, dealloc_pd }, { K_XRCD, close_xrcd },
 	};
 	size_t i;
 	int j;
@@ -1246,6 +1760,7 @@ static void worker(const char *dev, int gid_index, uint64_t seed, int threads)
 		memset(w.buf[i], i, BUF_LEN);
 	}
 	w.dmabuf_fd = dmabuf_open();
+	w.file_fd = file_new();
 	/* Something to start from: two PDs and two CQs. */
 	for (i = 0; i < 2; i++) {
 		add(&w, K_PD, made(ibv_alloc_pd(w.ctx)), 0);
@@ -1276,8 +1791,6 @@ struct proc {
 	pid_t pid;
 	double end;
 };
-
-static bool may_go;
 
 /* Reaps a worker that has ended; false if it ended in a way that fails the run. */
 static bool reap(struct proc *p, int status)
@@ -1331,6 +1844,7 @@ int main(int argc, char **argv)
 		     -1, 0);
 	if (stats == MAP_FAILED)
 		return 2;
+	shared_fd = file_new();
 	printf("# fuzz: %s, seed %llu, %.0f s, %d processes of %d threads\n", dev,
 	       (unsigned long long)seed, seconds, nprocs, threads);
 	fflush(stdout);
@@ -1374,6 +1888,16 @@ int main(int argc, char **argv)
 	       stats->einval, stats->enomem, stats->ebusy, stats->other_err, stats->completions,
 	       stats->wc_flushed, stats->wc_errors, stats->junk_rings, stats->flushes,
 	       stats->forks, stats->remaps, stats->attaches, stats->dmabufs);
+	printf("# fuzz: XRC objects: %lu domains opened (%lu closes refused EBUSY), %lu XRC SRQs, "
+	       "%lu TGT QPs created and %lu opened by number, %lu INI QPs; %lu INI posts, %lu "
+	       "receives through TGT QPs\n",
+	       stats->xrcds, stats->xrcd_busy, stats->xsrqs, stats->tgts, stats->opened,
+	       stats->inis, stats->xrc_posts, stats->xrc_recvs);
+	for (i = 0; i < 32; i++)
+		if (stats->dbg_ini[i] || stats->dbg_tgt[i] || stats->dbg_post[i])
+			printf("# dbg %d: ini wc %lu, tgt wc %lu, post ret %lu\n", i, stats->dbg_ini[i], stats->dbg_tgt[i], stats->dbg_post[i]);
+	for (i = 0; i < 8; i++)
+		printf("# dbg pair state %d: %lu\n", i, stats->dbg_pair[i]);
 	return bad ? 1 : 0;
 
 usage:
