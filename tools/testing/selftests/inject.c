@@ -73,6 +73,7 @@
 #include <netinet/udp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -590,9 +591,9 @@ static int bad_args(void)
  * -T: where the loop was when the deadline came, said before exiting, so a
  * test that gave up on inject learns whether it sent slowly or not at all.
  */
-static volatile unsigned long progress, progress_failed;
+static _Atomic unsigned long progress, progress_failed;
 
-static void deadline(int sig)
+static void on_alarm(int sig)
 {
 	char b[128];
 	int n;
@@ -693,7 +694,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# inject: %lu packets at %s, seed %llu, MTU %u\n", count, inet_ntoa(target),
 	       (unsigned long long)seed, mtu);
-	signal(SIGALRM, deadline);
+	signal(SIGALRM, on_alarm);
 	alarm(limit);
 	t0 = now();
 	for (i = 0; i < count; i++) {

@@ -625,8 +625,8 @@ static void read_flood(void)
 	long avail0, avail_min, slab0, slab_max, backlog = 0, sent;
 	unsigned long responses = 0, reads = 0, resyncs = 0;
 	char prog[256], target[INET_ADDRSTRLEN], spec[160], big[32], mtus[16], count[16], t[16];
-	char *const inj[] = { prog, "-T", t, "-t", target, "-p", target, "-i", "lo", "-m", mtus, "-n", count,
-			       "-R", spec, "-B", big, NULL };
+	char *const inj[] = { prog, "-T", t, "-t", target, "-p", target, "-i", "lo", "-m", mtus,
+			       "-n", count, "-R", spec, "-B", big, NULL };
 	char out[4096], *line;
 	struct ibv_send_wr wr;
 	struct ibv_sge s;
