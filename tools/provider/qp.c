@@ -236,7 +236,8 @@ struct ibv_qp *stag_open_qp(struct ibv_context *ctx, struct ibv_qp_open_attr *at
  * libibverbs keeps ibqp->state from here on; the posting verbs check it.
  * A QP moved to RESET leaves no completions behind in its CQs. An XRC
  * TGT QP has no CQs of its own (its SRQs' CQs are not known here), an
- * INI may have no receive CQ.
+ * INI QP no receive CQ: libibverbs keeps the ones a consumer passed for
+ * them, which the kernel never held and which may be gone.
  */
 int stag_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
@@ -246,9 +247,11 @@ int stag_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
 	if (ret || !(attr_mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RESET)
 		return ret;
+	if (ibqp->qp_type == IBV_QPT_XRC_RECV)
+		return 0;
 	if (ibqp->send_cq)
 		stag_cq_clean(ibqp->send_cq, ibqp->qp_num);
-	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+	if (ibqp->qp_type != IBV_QPT_XRC_SEND && ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
 		stag_cq_clean(ibqp->recv_cq, ibqp->qp_num);
 	return 0;
 }

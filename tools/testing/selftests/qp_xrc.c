@@ -745,6 +745,74 @@ static void xrc_srq_destroyed(void)
 	expect_blank_from(dst, ok * MSG, "the receives the destroyed SRQ took with it");
 }
 
+/*
+ * What a consumer may pass that XRC QPs have no use for, and the kernel
+ * does not hold: a TGT QP's sizes (65536 WRs each: no queue is made, the
+ * QP reports none) and CQs; an INI QP's receive CQ. The CQs can be
+ * destroyed under the QPs, and a reset must not touch them (the provider
+ * once cleaned the INI's receive CQ, freed by then, and crashed). The
+ * pair still works after.
+ */
+static void xrc_unheld(void)
+{
+	struct buf *src = buf_new(LEN, LW), *dst = buf_new(LEN, LW);
+	struct ibv_cq *gone = ibv_create_cq(ctx, DEPTH, NULL, NULL, 0);
+	struct ibv_qp_init_attr_ex ta = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		.cap = { .max_send_wr = 65536, .max_recv_wr = 65536, .max_send_sge = 32,
+			 .max_recv_sge = 32, .max_inline_data = 512 },
+		.send_cq = gone,
+		.recv_cq = gone,
+	};
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_XRC_SEND,
+		.cap = { .max_send_wr = DEPTH, .max_send_sge = MAX_SGE },
+		.recv_cq = gone,
+	};
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr qa;
+	struct ibv_sge r;
+	struct xrc x;
+	int ret;
+
+	if (!src || !dst || !gone || !have_xrc()) {
+		if (gone)
+			ibv_destroy_cq(gone);
+		return;
+	}
+	x.xrcd = xrcd_new(-1);
+	x.srq = xsrq_new(x.xrcd, &x.cq);
+	ta.xrcd = x.xrcd;
+	x.tgt = x.srq ? made(K_QP, ibv_create_qp_ex(ctx, &ta), "a TGT QP with sizes and CQs") :
+			NULL;
+	x.ini = calloc(1, sizeof(*x.ini));
+	if (x.ini) {
+		x.ini->scq = cq_new();
+		ia.send_cq = x.ini->scq;
+		x.ini->qp = made(K_QP, ibv_create_qp(pd, &ia), "an INI QP with a receive CQ");
+	}
+	if (!x.tgt || !x.ini || !x.ini->qp) {
+		ibv_destroy_cq(gone);
+		return;
+	}
+	ret = ibv_query_qp(x.tgt, &qa, IBV_QP_CAP, &init);
+	t_check(!ret && !init.cap.max_send_wr && !init.cap.max_recv_wr && !init.cap.max_send_sge,
+		"the TGT QP's sizes: %s, send %u recv %u sge %u, expected none", strerror(ret),
+		init.cap.max_send_wr, init.cap.max_recv_wr, init.cap.max_send_sge);
+	ret = ibv_destroy_cq(gone);
+	t_check(!ret, "destroying the CQ the XRC QPs were given: %s", strerror(ret));
+	qa.qp_state = IBV_QPS_RESET;
+	t_check(!ibv_modify_qp(x.ini->qp, &qa, IBV_QP_STATE), "the INI QP to RESET");
+	t_check(!ibv_modify_qp(x.tgt, &qa, IBV_QP_STATE), "the TGT QP to RESET");
+	r = sge_of(dst, 0, LEN);
+	if (!xrc_connect(x.ini, x.tgt) || post_srq(x.srq, 5, &r))
+		return;
+	if (xsend(x.ini, src, LEN, SEED, srq_num(x.srq), IBV_WC_SUCCESS, "the pair after"))
+		expect_recv(x.cq, 5, x.tgt, "the pair after");
+	expect_data(dst, SEED, "the pair after");
+}
+
 /* One of two threads posting on one INI QP, each naming its own SRQ. */
 struct poster {
 	struct end *ini;
@@ -954,6 +1022,8 @@ const struct qp_case xrc_cases[] = {
 	  "IBV_WC_REM_INV_REQ_ERR", xrc_bad_srqn },
 	{ "XRC: the XRCD shared by two processes through a file", xrc_shared },
 	{ "XRC: refusals", xrc_refusals },
+	{ "XRC: sizes and CQs an XRC QP was given but has no use for: none held, none touched",
+	  xrc_unheld },
 	{ "XRC: an SRQ destroyed while an INI sends to it", xrc_srq_destroyed },
 	{ "XRC: two threads post on one INI QP at once, each to its own SRQ: all land, in order",
 	  xrc_two_posters },

@@ -188,8 +188,13 @@ static int check_init_attr(const struct ib_qp_init_attr *init, bool user)
 	 * SRQs of its domain: the core passes neither a receive CQ nor an
 	 * SRQ for them, nor a send CQ for TGT.
 	 */
+	/*
+	 * The ioctl path lets a TGT QP come with an XRC SRQ, and CQs, which
+	 * the core holds for the creator's handle only: stag takes none of
+	 * them, as each message names its SRQ.
+	 */
 	if (init->qp_type == IB_QPT_XRC_TGT)
-		return init->xrcd ? 0 : -EINVAL;
+		return init->xrcd && !init->srq ? 0 : -EINVAL;
 	if (!init->send_cq || (!init->recv_cq && init->qp_type != IB_QPT_XRC_INI))
 		return -EINVAL;
 	if (cap->max_send_wr > STAG_MAX_QP_WR || cap->max_send_sge > STAG_MAX_SGE ||
@@ -365,6 +370,12 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 	ret = check_init_attr(init, udata);
 	if (ret)
 		return ret;
+	/* A TGT QP has no queues: what a consumer asked for sizes nothing. */
+	if (init->qp_type == IB_QPT_XRC_TGT) {
+		memset(&init->cap, 0, sizeof(init->cap));
+		init->send_cq = NULL;
+		init->recv_cq = NULL;
+	}
 	if (udata && udata->inlen)
 		return -EINVAL;
 	ret = stag_res_charge(&sdev->res, STAG_RES_QP);
