@@ -119,7 +119,6 @@ struct stats {
 	atomic_ulong xrcds, xrcd_busy, xsrqs, tgts, opened, inis, xrc_posts, xrc_recvs;
 	atomic_ulong workers, killed, finished;
 	atomic_uint tgt_qpn[NNUM], srqn[NNUM];
-	atomic_ulong dbg_ini[32], dbg_tgt[32], dbg_post[32], dbg_pair[8];
 };
 
 static struct stats *stats;
@@ -231,6 +230,67 @@ static void give(struct world *w, enum kind k, void *obj)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* The domain of a random XRC SRQ or TGT QP (@k) of the table, to compare with; NULL if none. */
+static struct ibv_xrcd *some_domain(struct world *w, enum kind k)
+{
+	struct slot *s = &w->s[k][rnd(NSLOT)];
+	struct ibv_xrcd *xrcd;
+
+	pthread_mutex_lock(&w->lock);
+	xrcd = s->obj ? s->xrcd : NULL;
+	pthread_mutex_unlock(&w->lock);
+	return xrcd;
+}
+
+/*
+ * Takes a domain for a new XRC SRQ or TGT QP: mostly one that has TGT QPs
+ * or SRQs (@other) already, so that requests to the one may name the
+ * other; else any.
+ */
+static struct ibv_xrcd *take_domain(struct world *w, enum kind other)
+{
+	struct ibv_xrcd *xrcd = one_in(4) ? NULL : some_domain(w, other);
+	struct slot *s;
+	int i;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; xrcd && i < NSLOT; i++) {
+		s = &w->s[K_XRCD][i];
+		if (s->obj == xrcd && !s->alone) {
+			s->busy++;
+			break;
+		}
+	}
+	if (i == NSLOT)
+		xrcd = NULL;
+	pthread_mutex_unlock(&w->lock);
+	return xrcd ?: take(w, K_XRCD, NULL);
+}
+
+/*
+ * Takes the PD of a random region, for an object whose traffic is to
+ * land: an INI QP's requests and an XRC SRQ's receives then have regions
+ * of their PD to name. NULL when there is no region, or its PD is not in
+ * the table (a rereg moving it).
+ */
+static struct ibv_pd *take_pd_of_mr(struct world *w)
+{
+	struct slot *m = &w->s[K_MR][rnd(NSLOT)], *s;
+	struct ibv_pd *pd = NULL;
+	int i;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; m->obj && i < NSLOT && !pd; i++) {
+		s = &w->s[K_PD][i];
+		if (s->obj && s->obj == ((struct ibv_mr *)m->obj)->pd && !s->alone) {
+			s->busy++;
+			pd = s->obj;
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return pd;
+}
+
 /*
  * Takes a random object of @k nobody else uses, and keeps the others off
  * it until give_alone(): for writing into a QP's ring behind the
@@ -298,8 +358,11 @@ static bool add(struct world *w, enum kind k, void *obj, int sub)
 	return add_in(w, k, obj, sub, NULL);
 }
 
-/* Takes a random object of @k whose sub is @sub, for use; NULL when there is none. */
-static void *take_sub(struct world *w, enum kind k, int sub)
+/*
+ * Takes a random object of @k whose sub is @sub and, unless @xrcd is
+ * NULL, of that domain, for use; NULL when there is none.
+ */
+static void *take_sub(struct world *w, enum kind k, int sub, struct ibv_xrcd *xrcd)
 {
 	int first = rnd(NSLOT), i;
 	struct slot *s;
@@ -308,7 +371,7 @@ static void *take_sub(struct world *w, enum kind k, int sub)
 	pthread_mutex_lock(&w->lock);
 	for (i = 0; i < NSLOT && !obj; i++) {
 		s = &w->s[k][(first + i) % NSLOT];
-		if (s->obj && !s->alone && s->sub == sub) {
+		if (s->obj && !s->alone && s->sub == sub && (!xrcd || s->xrcd == xrcd)) {
 			s->busy++;
 			obj = s->obj;
 		}
@@ -437,22 +500,8 @@ static bool is_tgt(struct world *w, uint32_t qpn)
 	pthread_mutex_lock(&w->lock);
 	for (i = 0; i < NSLOT && !found; i++) {
 		s = &w->s[K_QP][i];
-		found = s->obj && s->sub == IBV_QPT_XRC_RECV && ((struct ibv_qp *)s->obj)->qp_num == qpn;
-	}
-	pthread_mutex_unlock(&w->lock);
-	return found;
-}
-
-static bool is_ini(struct world *w, uint32_t qpn)
-{
-	bool found = false;
-	struct slot *s;
-	int i;
-
-	pthread_mutex_lock(&w->lock);
-	for (i = 0; i < NSLOT && !found; i++) {
-		s = &w->s[K_QP][i];
-		found = s->obj && s->sub == IBV_QPT_XRC_SEND && ((struct ibv_qp *)s->obj)->qp_num == qpn;
+		found = s->obj && s->sub == IBV_QPT_XRC_RECV &&
+			((struct ibv_qp *)s->obj)->qp_num == qpn;
 	}
 	pthread_mutex_unlock(&w->lock);
 	return found;
@@ -500,10 +549,6 @@ static void op_cq(struct world *w)
 					atomic_fetch_add(&stats->wc_errors, 1);
 				else if (wc[i].opcode & IBV_WC_RECV && is_tgt(w, wc[i].qp_num))
 					atomic_fetch_add(&stats->xrc_recvs, 1);
-				if (is_tgt(w, wc[i].qp_num))
-					atomic_fetch_add(&stats->dbg_tgt[wc[i].status & 31], 1);
-				if (is_ini(w, wc[i].qp_num))
-					atomic_fetch_add(&stats->dbg_ini[wc[i].status & 31], 1);
 			}
 			count(ibv_req_notify_cq(cq, rnd(2)));
 			give(w, K_CQ, cq);
@@ -718,7 +763,7 @@ static void op_srq(struct world *w)
 			/* Resizes too, with receives waiting and others posting. */
 			count(ibv_modify_srq(srq, &a, one_in(4) ? (int)wild32() :
 						  one_in(3) ? IBV_SRQ_MAX_WR : IBV_SRQ_LIMIT));
-			/* Half the time a receive messages can land in: XRC SRQs have no QP's to take. */
+			/* Half the time into a region of its PD, where a message can land. */
 			for (i = 0; i < MAX_SGE; i++) {
 				if (one_in(2) && region_sge(w, srq->pd, &sge[i], &rkey, &raddr))
 					continue;
@@ -798,7 +843,9 @@ static int destroy_qp(void *o)
 		ret = ibv_destroy_qp(qp);
 	if (ret != EBUSY)
 		return ret;
-	for (i = 0; i < 2 * NGROUP; i++)
+	/* No XRC QP was attached (op_mcast). */
+	for (i = 0; i < 2 * NGROUP && qp->qp_type != IBV_QPT_XRC_RECV &&
+	     qp->qp_type != IBV_QPT_XRC_SEND; i++)
 		ibv_detach_mcast(qp, &groups[i / 2], i % 2);
 	return ibv_destroy_qp(qp);
 }
@@ -813,6 +860,15 @@ static void op_mcast(struct world *w)
 
 	if (!qp)
 		return;
+	/*
+	 * Not on an XRC QP: ib_uverbs_open_qp() never initializes the
+	 * handle's mcast_lock (Linux 6.12 and mainline), and the core's
+	 * attach and detach take it before they look at the QP's type.
+	 */
+	if (qp->qp_type == IBV_QPT_XRC_RECV || qp->qp_type == IBV_QPT_XRC_SEND) {
+		give(w, K_QP, qp);
+		return;
+	}
 	if (one_in(8)) {
 		for (i = 0; i < sizeof(g.raw); i++)
 			g.raw[i] = rnd(256);
@@ -859,7 +915,7 @@ static void qp_create(struct world *w, enum ibv_qp_type type)
 		init.cap.max_send_sge = wild32() & 0xff;
 		init.cap.max_inline_data = wild32();
 	}
-	pd = take(w, K_PD, NULL);
+	pd = ini && !one_in(4) ? take_pd_of_mr(w) : take(w, K_PD, NULL);
 	scq = take(w, K_CQ, NULL);
 	if (!ini)
 		rcq = take(w, K_CQ, NULL);
@@ -885,8 +941,12 @@ static void qp_create(struct world *w, enum ibv_qp_type type)
 		give(w, K_PD, pd);
 }
 
-/* RESET to RTS towards @dest (any QP number), or a random transition. */
-static void qp_connect(struct world *w, struct ibv_qp *qp, uint32_t dest)
+/*
+ * RESET to RTS towards @dest (any QP number), or a random transition;
+ * @plain: never the random transition, and an MTU the port has, for a
+ * pair that is to carry traffic.
+ */
+static void qp_connect(struct world *w, struct ibv_qp *qp, uint32_t dest, bool plain)
 {
 	static const enum ibv_mtu mtus[] = { IBV_MTU_256, IBV_MTU_1024, IBV_MTU_4096 };
 	struct ibv_qp_attr a = {
@@ -903,7 +963,7 @@ static void qp_connect(struct world *w, struct ibv_qp *qp, uint32_t dest)
 		a.qp_access_flags |= flush_access;
 	if (qp->qp_type == IBV_QPT_UC)
 		a.qp_access_flags &= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
-	if (one_in(5)) {
+	if (!plain && one_in(5)) {
 		/* Anything at all. */
 		memset(&a, 0, sizeof(a));
 		a.qp_state = rnd(8);
@@ -924,7 +984,7 @@ static void qp_connect(struct world *w, struct ibv_qp *qp, uint32_t dest)
 	       (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
 	count(ibv_modify_qp(qp, &a, mask));
 	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtus[rnd(3)];
+	a.path_mtu = plain ? IBV_MTU_1024 : mtus[rnd(3)];
 	a.dest_qp_num = dest;
 	a.rq_psn = dest & 0xffffff;
 	a.max_dest_rd_atomic = 1 + rnd(8);
@@ -982,12 +1042,12 @@ static void op_qp(struct world *w)
 			a.qp_state = IBV_QPS_RESET;
 			count(ibv_modify_qp(qp, &a, IBV_QP_STATE));
 		}
-		qp_connect(w, qp, dest);
+		qp_connect(w, qp, dest, false);
 		/* Half the time both ways: a pair that carries traffic. */
 		if (peer && peer != qp && one_in(2)) {
 			a.qp_state = IBV_QPS_RESET;
 			count(ibv_modify_qp(peer, &a, IBV_QP_STATE));
-			qp_connect(w, peer, qp->qp_num);
+			qp_connect(w, peer, qp->qp_num, false);
 		}
 		if (peer)
 			give(w, K_QP, peer);
@@ -1176,9 +1236,9 @@ static void xsrq_create(struct world *w)
 	struct ibv_srq *srq;
 	uint32_t n;
 
-	init.pd = take(w, K_PD, NULL);
+	init.pd = one_in(4) ? take(w, K_PD, NULL) : take_pd_of_mr(w);
 	init.cq = take(w, K_CQ, NULL);
-	init.xrcd = take(w, K_XRCD, NULL);
+	init.xrcd = take_domain(w, K_QP);
 	if (one_in(8))
 		init.comp_mask &= ~(1U << rnd(4));
 	if (one_in(16))
@@ -1222,7 +1282,7 @@ static void tgt_create(struct world *w)
 	};
 	struct ibv_qp *qp;
 
-	init.xrcd = take(w, K_XRCD, NULL);
+	init.xrcd = take_domain(w, K_SRQ);
 	if (!init.xrcd)
 		return;
 	if (one_in(6))
@@ -1267,7 +1327,7 @@ static void tgt_open(struct world *w)
 	if (one_in(8))
 		a.qp_num = wild32();
 	else if (one_in(2))
-		qp = one_in(3) ? take(w, K_QP, NULL) : take_sub(w, K_QP, IBV_QPT_XRC_RECV);
+		qp = one_in(3) ? take(w, K_QP, NULL) : take_sub(w, K_QP, IBV_QPT_XRC_RECV, NULL);
 	if (qp) {
 		a.qp_num = qp->qp_num;
 		give(w, K_QP, qp);
@@ -1287,81 +1347,32 @@ static void tgt_open(struct world *w)
 	give(w, K_XRCD, a.xrcd);
 }
 
-/* An INI QP and a TGT QP reset and connected to each other: a pair that carries XRC traffic. */
-static void xrc_pair(struct world *w)
-{
-	struct ibv_qp *ini = take_sub(w, K_QP, IBV_QPT_XRC_SEND);
-	struct ibv_qp *tgt = take_sub(w, K_QP, IBV_QPT_XRC_RECV);
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-
-	if (ini && tgt) {
-		count(ibv_modify_qp(ini, &a, IBV_QP_STATE));
-		count(ibv_modify_qp(tgt, &a, IBV_QP_STATE));
-		qp_connect(w, tgt, ini->qp_num);
-		qp_connect(w, ini, tgt->qp_num);
-		atomic_fetch_add(&stats->dbg_pair[tgt->state], 1);
-		atomic_fetch_add(&stats->dbg_pair[ini->state], 1);
-	}
-	if (tgt)
-		give(w, K_QP, tgt);
-	if (ini)
-		give(w, K_QP, ini);
-}
-
 /*
- * The SRQ number an INI QP's request names: an XRC SRQ of the worker's
- * (of any of its domains), any SRQ of the worker's (a basic one too), one
- * another worker published (of the shared domain, of its own, or gone),
- * or garbage.
+ * The SRQ number an INI QP's request names: mostly an XRC SRQ of @xrcd,
+ * the domain of the TGT QP the INI was just connected to, if known; else
+ * an XRC SRQ of the worker's (of any of its domains), any SRQ of the
+ * worker's (a basic one too), one another worker published (of the shared
+ * domain, of its own, or gone), or garbage.
  */
-static uint32_t some_srqn(struct world *w)
+static uint32_t some_srqn(struct world *w, struct ibv_xrcd *xrcd)
 {
-	struct ibv_srq *srq;
+	struct ibv_srq *srq = NULL;
 	uint32_t n;
 
 	if (one_in(8))
 		return wild32();
 	if (one_in(4))
 		return published(stats->srqn);
-	srq = one_in(4) ? take(w, K_SRQ, NULL) : take_sub(w, K_SRQ, IBV_SRQT_XRC);
+	if (xrcd && !one_in(4))
+		srq = take_sub(w, K_SRQ, IBV_SRQT_XRC, xrcd);
+	if (!srq)
+		srq = one_in(4) ? take(w, K_SRQ, NULL) : take_sub(w, K_SRQ, IBV_SRQT_XRC, NULL);
 	if (!srq)
 		return wild32() & 0xffffff;
 	if (ibv_get_srq_num(srq, &n))
 		n = 0;
 	give(w, K_SRQ, srq);
 	return n;
-}
-
-/*
- * XRC's own verbs. Its SRQs and QPs are in the tables with the others,
- * where the other operations use and destroy them: an SRQ is modified,
- * posted to and destroyed as a basic one is, a TGT QP moved through
- * states, queried and destroyed as any QP, an INI QP posted to.
- */
-static void op_xrc(struct world *w)
-{
-	switch (rnd(8)) {
-	case 0:
-		xrcd_open(w);
-		break;
-	case 1:
-		xrcd_close(w);
-		break;
-	case 2:
-		xsrq_create(w);
-		break;
-	case 3:
-		tgt_create(w);
-		break;
-	case 4:
-		tgt_open(w);
-		break;
-	case 5:
-		qp_create(w, IBV_QPT_XRC_SEND);
-		break;
-	default:
-		xrc_pair(w);
-	}
 }
 
 static const enum ibv_wr_opcode opcodes[] = {
@@ -1376,7 +1387,12 @@ static const enum ibv_wr_opcode xrc_opcodes[] = {
 	IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
 };
 
-static void op_post(struct world *w)
+/*
+ * A WR posted on @qp, a QP of type @sub the caller has taken: a receive,
+ * or a send of any kind; an INI QP's names an SRQ, mostly of @xrcd if
+ * that is known.
+ */
+static void post_one(struct world *w, struct ibv_qp *qp, int sub, struct ibv_xrcd *xrcd)
 {
 	struct ibv_sge sge[MAX_SGE];
 	struct ibv_send_wr wr = {}, *bad;
@@ -1387,13 +1403,9 @@ static void op_post(struct world *w)
 	uint32_t len, rkey = 0;
 	uint64_t raddr = 0;
 	struct ibv_pd *pd = NULL;
-	struct ibv_qp *qp;
 	bool valid;
-	int i, n, sub;
+	int i, n;
 
-	qp = take(w, K_QP, &sub);
-	if (!qp)
-		return;
 	/* An INI QP's traffic is to land in SRQs: its regions are of its own PD. */
 	if (sub == IBV_QPT_XRC_SEND)
 		pd = qp->pd;
@@ -1422,10 +1434,20 @@ static void op_post(struct world *w)
 	wr.sg_list = sge;
 	wr.num_sge = n;
 	wr.opcode = one_in(16) ? (enum ibv_wr_opcode)rnd(32) : opcodes[rnd(ARRAY_SIZE(opcodes))];
-	if (pd && valid && !one_in(8))
-		wr.opcode = xrc_opcodes[rnd(ARRAY_SIZE(xrc_opcodes))];
 	wr.send_flags = rnd(16) & (IBV_SEND_SIGNALED | IBV_SEND_FENCE | IBV_SEND_SOLICITED |
 				   IBV_SEND_INLINE);
+	/*
+	 * An INI QP's traffic that may land: an opcode XRC has, a few bytes of
+	 * one region of its PD (a receive or a target region is as likely to
+	 * hold them as not), no inline data, and a completion to show for it.
+	 */
+	if (pd && valid && !one_in(8)) {
+		wr.opcode = xrc_opcodes[rnd(ARRAY_SIZE(xrc_opcodes))];
+		wr.num_sge = 1;
+		wr.send_flags = (wr.send_flags & ~IBV_SEND_INLINE) | IBV_SEND_SIGNALED;
+		if (sge[0].length > 64)
+			sge[0].length = rnd(65);
+	}
 	if (wr.send_flags & IBV_SEND_INLINE) {
 		/* The provider copies inline data here: only from memory that is mapped. */
 		for (i = 0; i < MAX_SGE; i++) {
@@ -1486,10 +1508,8 @@ static void op_post(struct world *w)
 		wr.wr.ud.remote_qkey = one_in(4) ? wild32() : QKEY;
 	}
 	if (sub == IBV_QPT_XRC_SEND) {
-		wr.qp_type.xrc.remote_srqn = some_srqn(w);
+		wr.qp_type.xrc.remote_srqn = some_srqn(w, xrcd);
 		atomic_fetch_add(&stats->xrc_posts, 1);
-		atomic_fetch_add(&stats->dbg_post[ibv_post_send(qp, &wr, &bad) & 31], 1);
-		goto out;
 	}
 	count(ibv_post_send(qp, &wr, &bad));
 out:
@@ -1499,7 +1519,124 @@ out:
 		give(w, K_MR, mr);
 	if (mw)
 		give(w, K_MW, mw);
+}
+
+static void op_post(struct world *w)
+{
+	struct ibv_qp *qp;
+	int sub;
+
+	qp = take(w, K_QP, &sub);
+	if (!qp)
+		return;
+	post_one(w, qp, sub, NULL);
 	give(w, K_QP, qp);
+}
+
+/*
+ * A message that should land, on @ini connected to a TGT QP of @xrcd: a
+ * few bytes of a region of the INI QP's PD sent to an XRC SRQ of the
+ * domain (a receive of a region of the SRQ's PD posted there first), or
+ * written to or read from that region. Races may undo any part of it.
+ */
+static void xrc_message(struct world *w, struct ibv_qp *ini, struct ibv_xrcd *xrcd)
+{
+	static const enum ibv_wr_opcode op[] = { IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ };
+	struct ibv_srq *srq = xrcd ? take_sub(w, K_SRQ, IBV_SRQT_XRC, xrcd) : NULL;
+	struct ibv_sge sge, rsge;
+	struct ibv_recv_wr rwr = { .wr_id = 11, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr wr = {
+		.wr_id = 12, .sg_list = &sge, .num_sge = 1, .opcode = op[rnd(ARRAY_SIZE(op))],
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	uint32_t rkey, unused;
+	uint64_t raddr;
+
+	if (!srq)
+		return;
+	if (region_sge(w, ini->pd, &sge, &unused, &raddr) &&
+	    region_sge(w, srq->pd, &rsge, &rkey, &raddr) &&
+	    !ibv_get_srq_num(srq, &wr.qp_type.xrc.remote_srqn)) {
+		sge.length = rnd(65);
+		if (sge.length > rsge.length)
+			sge.length = rsge.length;
+		wr.wr.rdma.remote_addr = rsge.addr;
+		wr.wr.rdma.rkey = rkey;
+		if (wr.opcode == IBV_WR_SEND)
+			count(ibv_post_srq_recv(srq, &rwr, &rbad));
+		count(ibv_post_send(ini, &wr, &bad));
+		atomic_fetch_add(&stats->xrc_posts, 1);
+	}
+	give(w, K_SRQ, srq);
+}
+
+/*
+ * An INI QP and a TGT QP reset and connected to each other, and a few WRs
+ * posted on the INI at once: most of what else befalls an INI QP (a reset,
+ * a peer of another type, junk in its ring) leaves it no traffic to carry.
+ */
+static void xrc_pair(struct world *w)
+{
+	struct ibv_qp *ini = take_sub(w, K_QP, IBV_QPT_XRC_SEND, NULL);
+	struct ibv_qp *tgt = take_sub(w, K_QP, IBV_QPT_XRC_RECV, NULL);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct ibv_xrcd *xrcd = NULL;
+	uint32_t i, n = rnd(5);
+	struct slot *s;
+
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; tgt && i < NSLOT; i++) {
+		s = &w->s[K_QP][i];
+		if (s->obj == tgt)
+			xrcd = s->xrcd;
+	}
+	pthread_mutex_unlock(&w->lock);
+
+	if (ini && tgt) {
+		count(ibv_modify_qp(ini, &a, IBV_QP_STATE));
+		count(ibv_modify_qp(tgt, &a, IBV_QP_STATE));
+		qp_connect(w, tgt, ini->qp_num, true);
+		qp_connect(w, ini, tgt->qp_num, true);
+		xrc_message(w, ini, xrcd);
+		for (i = 0; i < n; i++)
+			post_one(w, ini, IBV_QPT_XRC_SEND, xrcd);
+	}
+	if (tgt)
+		give(w, K_QP, tgt);
+	if (ini)
+		give(w, K_QP, ini);
+}
+
+/*
+ * XRC's own verbs. Its SRQs and QPs are in the tables with the others,
+ * where the other operations use and destroy them: an SRQ is modified,
+ * posted to and destroyed as a basic one is, a TGT QP moved through
+ * states, queried and destroyed as any QP, an INI QP posted to.
+ */
+static void op_xrc(struct world *w)
+{
+	switch (rnd(8)) {
+	case 0:
+		xrcd_open(w);
+		break;
+	case 1:
+		xrcd_close(w);
+		break;
+	case 2:
+		xsrq_create(w);
+		break;
+	case 3:
+		tgt_create(w);
+		break;
+	case 4:
+		tgt_open(w);
+		break;
+	case 5:
+		qp_create(w, IBV_QPT_XRC_SEND);
+		break;
+	default:
+		xrc_pair(w);
+	}
 }
 
 /*
@@ -1561,6 +1698,11 @@ static void op_flush(struct world *w)
 	if (!s)
 		return;
 	qp = s->obj;
+	/* XRC has no FLUSH: an INI QP of even number is kept for traffic that may land. */
+	if (s->sub == IBV_QPT_XRC_SEND && !(qp->qp_num & 1)) {
+		give_alone(w, s);
+		return;
+	}
 	mr = take(w, K_MR, NULL);
 	wqe.wr_id = rnd(1000);
 	wqe.send_flags = one_in(2) ? IBV_SEND_SIGNALED : 0;
@@ -1893,11 +2035,6 @@ int main(int argc, char **argv)
 	       "receives through TGT QPs\n",
 	       stats->xrcds, stats->xrcd_busy, stats->xsrqs, stats->tgts, stats->opened,
 	       stats->inis, stats->xrc_posts, stats->xrc_recvs);
-	for (i = 0; i < 32; i++)
-		if (stats->dbg_ini[i] || stats->dbg_tgt[i] || stats->dbg_post[i])
-			printf("# dbg %d: ini wc %lu, tgt wc %lu, post ret %lu\n", i, stats->dbg_ini[i], stats->dbg_tgt[i], stats->dbg_post[i]);
-	for (i = 0; i < 8; i++)
-		printf("# dbg pair state %d: %lu\n", i, stats->dbg_pair[i]);
 	return bad ? 1 : 0;
 
 usage:
