@@ -283,6 +283,7 @@ static void stag_pkt_every_opcode_round_trip(struct kunit *test)
 	u8 *buf = kunit_kzalloc(test, 256, GFP_KERNEL);
 	struct stag_pkt in, out;
 	unsigned int op, n = 0;
+	bool xrc_req;
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	for (op = 0; op < 256; op++) {
@@ -360,9 +361,8 @@ static void stag_pkt_every_opcode_round_trip(struct kunit *test)
 		if (flags & STAG_PKT_XRCETH)
 			KUNIT_EXPECT_EQ(test, out.xrc_srqn, in.xrc_srqn);
 		/* XRC's requests, and only they, name an SRQ. */
-		KUNIT_EXPECT_EQ_MSG(test, !!(flags & STAG_PKT_XRCETH),
-				    (op & STAG_OP_CLASS_MASK) == STAG_OP_XRC && flags & STAG_PKT_REQ,
-				    "opcode %#x", op);
+		xrc_req = (op & STAG_OP_CLASS_MASK) == STAG_OP_XRC && flags & STAG_PKT_REQ;
+		KUNIT_EXPECT_EQ_MSG(test, !!(flags & STAG_PKT_XRCETH), xrc_req, "opcode %#x", op);
 	}
 	/* 25 RC (atomic write and flush among them), 12 UC, 2 UD, 23 XRC. */
 	KUNIT_EXPECT_EQ(test, n, 62U);

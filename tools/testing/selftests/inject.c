@@ -591,7 +591,7 @@ static int bad_args(void)
  * -T: where the loop was when the deadline came, said before exiting, so a
  * test that gave up on inject learns whether it sent slowly or not at all.
  */
-static _Atomic unsigned long progress, progress_failed;
+static atomic_ulong progress, progress_failed;
 
 static void on_alarm(int sig)
 {
