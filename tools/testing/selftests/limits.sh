@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 
 params=/sys/module/stag/parameters
-kinds="pd cq qp srq mr mw ah"
+kinds="pd cq qp srq mr mw ah xrcd"
 limit=8
 netdev=stagres0
 dev=stagres

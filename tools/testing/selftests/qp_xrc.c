@@ -638,10 +638,10 @@ static void *sender_run(void *arg)
 
 /*
  * Checks the INI's completions @wc[0 .. @n): SUCCESS (opcode SEND), then
- * one REM_INV_REQ_ERR, then WR_FLUSH_ERR, each of its own wr_id in order.
- * Returns how many succeeded.
+ * one @err, then WR_FLUSH_ERR, each of its own wr_id in order, the last a
+ * flush. Returns how many succeeded.
  */
-static int expect_race_wcs(const struct ibv_wc *wc, int n)
+static int expect_race_wcs(const struct ibv_wc *wc, int n, enum ibv_wc_status err)
 {
 	enum ibv_wc_status want = IBV_WC_SUCCESS;
 	int i, ok = 0;
@@ -649,14 +649,17 @@ static int expect_race_wcs(const struct ibv_wc *wc, int n)
 
 	for (i = 0; i < n; i++) {
 		if (want == IBV_WC_SUCCESS && wc[i].status != IBV_WC_SUCCESS)
-			want = IBV_WC_REM_INV_REQ_ERR;
+			want = err;
 		snprintf(what, sizeof(what), "send %d of the race", i);
 		if (!expect_wc_is(&wc[i], i, want, IBV_WC_SEND, what))
 			break;
 		ok += want == IBV_WC_SUCCESS;
-		if (want == IBV_WC_REM_INV_REQ_ERR)
+		if (want == err)
 			want = IBV_WC_WR_FLUSH_ERR;
 	}
+	t_check(want == IBV_WC_WR_FLUSH_ERR && wc[n - 1].status == IBV_WC_WR_FLUSH_ERR,
+		"the last send after the race: %s, expected a flush",
+		ibv_wc_status_str(wc[n - 1].status));
 	return ok;
 }
 
@@ -672,69 +675,69 @@ static void expect_blank_from(const struct buf *b, size_t off, const char *what)
 }
 
 /*
- * A thread sends into an SRQ, one message at a time, while the main
- * thread destroys the SRQ once RACE_AT have landed; two more SENDs follow
- * when the thread is done. The INI's completions are SUCCESS, then one
- * REM_INV_REQ_ERR, then WR_FLUSH_ERR; the SRQ's CQ has one RECV for each
- * success, with its bytes, and nothing else landed.
+ * The race of the two cases below, on @x, a pair connected with a short
+ * retry: @x's SRQ gets NRACE receives into @dst; a thread sends @src's
+ * NRACE messages one at a time; once RACE_AT have landed the main thread
+ * destroys the SRQ (@tgt false) or the TGT QP (@tgt true), and two SENDs
+ * follow the thread's, for over loopback the race may be over first. The
+ * INI's completions are SUCCESS, then one @err, then WR_FLUSH_ERR; the
+ * SRQ's CQ has one RECV for each success, with its bytes. Returns the
+ * successes, or -1 when the race could not be run.
  */
-static void xrc_srq_destroyed(void)
+static int race_destroy(struct xrc *x, struct buf *src, struct buf *dst, bool tgt,
+			enum ibv_wc_status err)
 {
-	struct buf *src = buf_new(NRACE * MSG, LW), *dst = buf_new(NRACE * MSG, LW);
-	struct sender s = { 0 };
+	const char *victim = tgt ? "the TGT QP" : "the SRQ";
 	struct ibv_wc wc[NRACE + 2];
+	struct sender s = { 0 };
+	int i, n, ok, got;
 	struct ibv_sge r;
 	long deadline;
 	pthread_t th;
-	int i, n, ok, got;
-	struct xrc x;
+	char what[64];
 
-	if (!src || !dst || !xrc_new(&x, -1))
-		return;
 	for (i = 0; i < NRACE; i++) {
 		fill(src->data + i * MSG, MSG, SEED + i);
 		r = sge_of(dst, i * MSG, MSG);
-		if (post_srq(x.srq, 100 + i, &r))
-			return;
+		if (post_srq(x->srq, 100 + i, &r))
+			return -1;
 	}
-	s.ini = x.ini;
+	s.ini = x->ini;
 	s.src = src;
-	s.srqn = srq_num(x.srq);
+	s.srqn = srq_num(x->srq);
 	if (pthread_create(&th, NULL, sender_run, &s)) {
 		t_fail("pthread_create");
-		return;
+		return -1;
 	}
 	deadline = now_ms() + WAIT_MS;
 	while (atomic_load(&s.done) < RACE_AT && now_ms() < deadline)
 		usleep(10);
-	untrack(x.srq);
-	t_check(!ibv_destroy_srq(x.srq), "ibv_destroy_srq while sends name it");
+	snprintf(what, sizeof(what), "destroying %s while sends name it", victim);
+	untrack(tgt ? (void *)x->tgt : (void *)x->srq);
+	t_check(!(tgt ? ibv_destroy_qp(x->tgt) : ibv_destroy_srq(x->srq)), "%s", what);
 	pthread_join(th, NULL);
 	n = atomic_load(&s.done);
 	if (n != NRACE) {
 		t_fail("the race's send %d: post %s, or no completion in %d ms", n,
 		       strerror(s.post_err), WAIT_MS);
-		return;
+		return -1;
 	}
 	memcpy(wc, s.wc, n * sizeof(*wc));
-
-	/* Two more name the destroyed SRQ: the first fails unless the race's did, then flushes. */
 	for (i = 0; i < 2; i++) {
 		struct ibv_sge sg = sge_of(src, 0, MSG);
 
-		if (xpost(x.ini, wr_send(n, &sg, 1), s.srqn))
-			return;
-		if (poll_n(x.ini->scq, &wc[n], 1, WAIT_MS) != 1) {
+		if (xpost(x->ini, wr_send(n, &sg, 1), s.srqn))
+			return -1;
+		if (poll_n(x->ini->scq, &wc[n], 1, WAIT_MS) != 1) {
 			t_fail("send %d, after the race: no completion in %d ms", n, WAIT_MS);
-			return;
+			return -1;
 		}
 		n++;
 	}
-	ok = expect_race_wcs(wc, n);
-	t_check(wc[n - 1].status == IBV_WC_WR_FLUSH_ERR,
-		"the last send after the SRQ was destroyed: %s, expected a flush",
-		ibv_wc_status_str(wc[n - 1].status));
-	got = poll_n(x.cq, wc, NRACE, QUIET_MS);
+	ok = expect_race_wcs(wc, n, err);
+	printf("# %d of %d sends landed before %s went\n", ok, n, victim);
+	t_check(ok >= RACE_AT, "%d sends landed, expected %d or more", ok, RACE_AT);
+	got = poll_n(x->cq, wc, NRACE, QUIET_MS);
 	t_check(got == ok, "%d receives completed for %d sends that succeeded", got, ok);
 	for (i = 0; i < got; i++) {
 		if (!expect_wc_is(&wc[i], 100 + i, IBV_WC_SUCCESS, IBV_WC_RECV, "a race's receive"))
@@ -742,7 +745,24 @@ static void xrc_srq_destroyed(void)
 		t_check(wc[i].byte_len == MSG, "receive %d: byte_len %u", i, wc[i].byte_len);
 	}
 	expect_bytes(dst->data, src->data, ok * MSG, "the messages that landed");
-	expect_blank_from(dst, ok * MSG, "the receives the destroyed SRQ took with it");
+	return ok;
+}
+
+/*
+ * An SRQ destroyed under a thread that sends into it: SUCCESS, then
+ * REM_INV_REQ_ERR, then flushes; nothing else landed.
+ */
+static void xrc_srq_destroyed(void)
+{
+	struct buf *src = buf_new(NRACE * MSG, LW), *dst = buf_new(NRACE * MSG, LW);
+	struct xrc x;
+	int ok;
+
+	if (!src || !dst || !xrc_new(&x, -1))
+		return;
+	ok = race_destroy(&x, src, dst, false, IBV_WC_REM_INV_REQ_ERR);
+	if (ok >= 0)
+		expect_blank_from(dst, ok * MSG, "the receives the destroyed SRQ took with it");
 }
 
 /*
@@ -921,25 +941,18 @@ static void xrc_two_posters(void)
 }
 
 /*
- * The TGT QP destroyed (its last handle closed) while a thread sends to it
- * from its INI, one message at a time, and two SENDs after: the sends
- * complete SUCCESS, then, with nobody to answer, one RETRY_EXC_ERR, then
- * WR_FLUSH_ERR; the SRQ has a RECV for each success and nothing else, and
+ * The TGT QP destroyed (its last handle closed) under a thread that sends
+ * to it from its INI: SUCCESS, then, with nobody to answer, one
+ * RETRY_EXC_ERR, then WR_FLUSH_ERR; the SRQ keeps only what landed and
  * lives on for a new pair.
  */
 static void xrc_tgt_destroyed(void)
 {
 	struct buf *src = buf_new(NRACE * MSG, LW), *dst = buf_new(NRACE * MSG, LW);
 	struct buf *next = buf_new(MSG, LW);
-	enum ibv_wc_status want = IBV_WC_SUCCESS;
-	struct sender s = { 0 };
-	int i, n, ok = 0, got;
-	struct ibv_wc wc[NRACE + 2];
 	struct ibv_sge r;
-	long deadline;
-	pthread_t th;
-	char what[64];
 	struct xrc x;
+	int ok;
 
 	if (!src || !dst || !next || !have_xrc())
 		return;
@@ -949,68 +962,17 @@ static void xrc_tgt_destroyed(void)
 	x.ini = ini_new();
 	if (!x.srq || !x.tgt || !x.ini || !xrc_connect_as(x.ini, x.tgt, true))
 		return;
-	for (i = 0; i < NRACE; i++) {
-		fill(src->data + i * MSG, MSG, SEED + i);
-		r = sge_of(dst, i * MSG, MSG);
-		if (post_srq(x.srq, 100 + i, &r))
-			return;
-	}
-	s.ini = x.ini;
-	s.src = src;
-	s.srqn = srq_num(x.srq);
-	if (pthread_create(&th, NULL, sender_run, &s)) {
-		t_fail("pthread_create");
+	ok = race_destroy(&x, src, dst, true, IBV_WC_RETRY_EXC_ERR);
+	if (ok < 0)
 		return;
-	}
-	deadline = now_ms() + WAIT_MS;
-	while (atomic_load(&s.done) < RACE_AT && now_ms() < deadline)
-		usleep(10);
-	untrack(x.tgt);
-	t_check(!ibv_destroy_qp(x.tgt), "ibv_destroy_qp of the TGT QP while its INI sends");
-	pthread_join(th, NULL);
-	n = atomic_load(&s.done);
-	if (n != NRACE) {
-		t_fail("the race's send %d: post %s, or no completion in %d ms", n,
-		       strerror(s.post_err), WAIT_MS);
-		return;
-	}
-	memcpy(wc, s.wc, n * sizeof(*wc));
-	/* Over loopback the race may be over first: these two find the TGT QP gone. */
-	for (i = 0; i < 2; i++) {
-		struct ibv_sge sg = sge_of(src, 0, MSG);
-
-		if (xpost(x.ini, wr_send(n, &sg, 1), s.srqn))
-			return;
-		if (poll_n(x.ini->scq, &wc[n], 1, WAIT_MS) != 1) {
-			t_fail("send %d, after the race: no completion in %d ms", n, WAIT_MS);
-			return;
-		}
-		n++;
-	}
-	for (i = 0; i < n; i++) {
-		if (want == IBV_WC_SUCCESS && wc[i].status != IBV_WC_SUCCESS)
-			want = IBV_WC_RETRY_EXC_ERR;
-		snprintf(what, sizeof(what), "send %d, the TGT QP destroyed", i);
-		if (!expect_wc_is(&wc[i], i, want, IBV_WC_SEND, what))
-			break;
-		ok += want == IBV_WC_SUCCESS;
-		if (want == IBV_WC_RETRY_EXC_ERR)
-			want = IBV_WC_WR_FLUSH_ERR;
-	}
-	printf("# %d of %d sends landed before the TGT QP went\n", ok, n);
-	t_check(ok >= RACE_AT && ok <= NRACE && want == IBV_WC_WR_FLUSH_ERR,
-		"%d sends landed, expected %d to %d, then an error and flushes", ok, RACE_AT,
-		NRACE);
-	got = poll_n(x.cq, wc, NRACE, QUIET_MS);
-	t_check(got == ok, "%d receives completed for %d sends that succeeded", got, ok);
-	expect_bytes(dst->data, src->data, ok * MSG, "the messages that landed");
 	expect_blank_from(dst, ok * MSG, "the receives no message reached");
 
 	/* The domain's SRQ outlives the TGT QP: a new pair sends into it. */
 	r = sge_of(next, 0, MSG);
 	if (!xrc_pair(&x) || post_srq(x.srq, 1000, &r))
 		return;
-	if (xsend(x.ini, src, MSG, SEED + 50, s.srqn, IBV_WC_SUCCESS, "a new pair, the same SRQ"))
+	if (xsend(x.ini, src, MSG, SEED + 50, srq_num(x.srq), IBV_WC_SUCCESS,
+		  "a new pair, the same SRQ"))
 		expect_wc(x.cq, ok < NRACE ? 100 + ok : 1000, IBV_WC_SUCCESS, IBV_WC_RECV, NULL,
 			  "the SRQ's next receive");
 }

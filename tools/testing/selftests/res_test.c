@@ -23,6 +23,7 @@
  * process may have been OOM-killed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -115,6 +116,25 @@ static void *ah_create(struct env *e)
 static int ah_destroy(void *o) { return ibv_destroy_ah(o); }
 static int ah_max(const struct ibv_device_attr *a) { return a->max_ah; }
 
+static void *xrcd_create(struct env *e)
+{
+	struct ibv_xrcd_init_attr a = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+
+	return ibv_open_xrcd(e->ctx, &a);
+}
+
+static int xrcd_destroy(void *o) { return ibv_close_xrcd(o); }
+/* The verbs do not advertise a most: the device has what it was created with. */
+static int xrcd_max(const struct ibv_device_attr *a)
+{
+	(void)a;
+	return limit;
+}
+
 static const struct kind kinds[] = {
 	{ "PD", "max_pd", "pd", 0, pd_create, pd_destroy, pd_max },
 	{ "CQ", "max_cq", "cq", 0, cq_create, cq_destroy, cq_max },
@@ -123,6 +143,7 @@ static const struct kind kinds[] = {
 	{ "MR", "max_mr", "mr", NEED_PD, mr_create, mr_destroy, mr_max },
 	{ "MW", "max_mw", NULL, NEED_PD, mw_create, mw_destroy, mw_max },
 	{ "AH", "max_ah", NULL, NEED_PD, ah_create, ah_destroy, ah_max },
+	{ "XRCD", "max_xrcd", NULL, 0, xrcd_create, xrcd_destroy, xrcd_max },
 };
 
 static bool env_open(struct env *e, const struct kind *k)
