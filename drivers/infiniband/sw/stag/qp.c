@@ -184,14 +184,10 @@ static int check_init_attr(const struct ib_qp_init_attr *init, bool user)
 	if (init->create_flags)
 		return -EOPNOTSUPP;
 	/*
-	 * An XRC INI QP only sends, an XRC TGT QP only receives, into the
-	 * SRQs of its domain: the core passes neither a receive CQ nor an
-	 * SRQ for them, nor a send CQ for TGT.
-	 */
-	/*
-	 * The ioctl path lets a TGT QP come with an XRC SRQ, and CQs, which
-	 * the core holds for the creator's handle only: stag takes none of
-	 * them, as each message names its SRQ.
+	 * An XRC INI QP only sends: it has no receive CQ. An XRC TGT QP only
+	 * receives, into the SRQ each message names: the ioctl path may give
+	 * it an XRC SRQ (refused) and CQs (ignored, stag_qp_create()), which
+	 * the core holds for the creator's handle only.
 	 */
 	if (init->qp_type == IB_QPT_XRC_TGT)
 		return init->xrcd && !init->srq ? 0 : -EINVAL;
