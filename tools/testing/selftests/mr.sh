@@ -3,7 +3,7 @@
 #
 # Memory regions from userspace (bin/mr_test, see mr_test.c): alignment,
 # access rules, bad ranges, iovas, RLIMIT_MEMLOCK, overlapping and 1 GiB
-# registrations, restrack, and reg/dereg timings as "# " lines.
+# registrations, restrack. What registration costs is make bench's.
 #
 # Runs in the guest (tools/testing/vm/run), which has created stag0.
 . "$(dirname "$0")/lib.sh"

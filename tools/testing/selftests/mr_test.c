@@ -2,11 +2,11 @@
 /*
  * Memory regions from userspace, through libibverbs: alignment, access
  * rules, bad ranges, iovas, RLIMIT_MEMLOCK, overlapping and large
- * registrations, what "rdma resource show mr" reports, and what pinning
- * costs. Runs in the guest as root.
+ * registrations and what "rdma resource show mr" reports. What pinning
+ * costs is make bench's (tools/bench/reg_bench.c). Runs in the guest as
+ * root.
  *
  *   mr_test [DEVICE]		the cases, as TAP lines (default stag0)
- *   mr_test --bench [DEVICE]	only the timings: "reg <bytes> <usec>"
  *
  * Pin accounting is read from two places: VmPin in /proc/self/status (the
  * process's mm->pinned_vm, which the driver charges against
@@ -24,7 +24,6 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -741,98 +740,17 @@ out:
 	munmap(buf, 8 * PG);
 }
 
-/* ---- timing ---- */
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-/* The smallest step the clock takes: 4000 us when the guest fell back to jiffies. */
-static double clock_step_us(void)
-{
-	double t0 = now_us(), t;
-
-	while ((t = now_us()) == t0)
-		;
-	return t - t0;
-}
-
-/*
- * Mean reg + dereg time on memory already faulted in: at least n rounds,
- * and enough of them to span 250 ms so that a coarse clock still gives
- * a mean within a few percent.
- */
-static double time_reg(size_t len, int n)
-{
-	char *buf = map(len, PROT_READ | PROT_WRITE);
-	struct ibv_mr *mr;
-	double t0, t;
-	int i;
-
-	if (!buf)
-		return -1;
-	memset(buf, 1, len);
-	t0 = now_us();
-	for (i = 0; i < n || (t = now_us()) - t0 < 250000; i++) {
-		mr = ibv_reg_mr(pd, buf, len, LW | RR | RW);
-		if (!mr || ibv_dereg_mr(mr)) {
-			munmap(buf, len);
-			return -1;
-		}
-	}
-	t = (now_us() - t0) / i;
-	munmap(buf, len);
-	return t;
-}
-
-static void timings(bool bench)
-{
-	static const struct { size_t len; int n; const char *name; } sizes[] = {
-		{ 4 * KIB, 100, "4 KiB" }, { MIB, 10, "1 MiB" },
-		{ 64 * MIB, 3, "64 MiB" }, { GIB, 2, "1 GiB" },
-	};
-	unsigned int i;
-	double us;
-
-	if (!bench)
-		printf("# clock step in this guest: %.1f us\n", clock_step_us());
-	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-		if (sizes[i].len == GIB && !fits(GIB)) {
-			printf("# reg+dereg %s on %s: skipped, too little memory\n", sizes[i].name,
-			       dev_name);
-			continue;
-		}
-		us = time_reg(sizes[i].len, sizes[i].n);
-		if (bench)
-			printf("reg %zu %.1f\n", sizes[i].len, us);
-		else
-			printf("# reg+dereg %s on %s: %.1f us (mean of >= %d, >= 250 ms)\n",
-			       sizes[i].name, dev_name, us, sizes[i].n);
-		fflush(stdout);
-	}
-}
-
 int main(int argc, char **argv)
 {
-	bool bench = argc > 1 && !strcmp(argv[1], "--bench");
-
 	t_suite = "mr";
-	if (argc > 1 + bench)
-		dev_name = argv[1 + bench];
+	if (argc > 1)
+		dev_name = argv[1];
 	ctx = open_dev(dev_name);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	if (!pd) {
 		t_fail("%s", strerror(errno));
 		t_end("open %s and allocate a PD", dev_name);
 		return 1;
-	}
-	if (bench) {
-		timings(true);
-		return 0;
 	}
 	cases_unaligned();
 	cases_access();
@@ -845,7 +763,6 @@ int main(int argc, char **argv)
 	case_memlock();
 	case_1g();
 	case_1g_killed();
-	timings(false);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return 0;
