@@ -367,8 +367,12 @@ static void case_exit(void)
 	}
 	fflush(stdout);
 	pid = fork();
-	if (pid == 0)
+	if (pid == 0) {
+		/* The parent's close of down[1] is the child's cue: no copy here. */
+		close(up[0]);
+		close(down[1]);
 		child_exit(up[1], down[0]);
+	}
 	close(up[1]);
 	close(down[0]);
 	c = read_byte(up[0], 60000);
