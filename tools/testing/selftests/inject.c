@@ -12,8 +12,10 @@
  *
  *   random      random bytes after the UDP header's eight
  *   header      a BTH and extension headers all random, a wrong ICRC
- *   valid       a well-formed packet of a random opcode with random QPN,
- *               PSN, R_Key, VA, length and payload, and a valid ICRC
+ *   valid       a well-formed packet of a random opcode (RC, UC, UD or
+ *               XRC) with random QPN, PSN, R_Key, VA, length and payload,
+ *               an XRC request's SRQ number often one of the first 16 or
+ *               one a watched request named (-i), and a valid ICRC
  *   truncated   a valid packet cut short, its ICRC made for what is left
  *               half of the time
  *   oversized   a payload beyond the MTU, a valid ICRC
@@ -161,12 +163,12 @@ static uint32_t icrc(const uint8_t *pkt, size_t len)
 
 enum {
 	RETH = 1, IMM = 2, AETH = 4, ATOMIC = 8, ATOMIC_ACK = 16, IETH = 32, DETH = 64,
-	PAYLOAD = 128,
+	PAYLOAD = 128, XRCETH = 256,
 };
 
 static const struct op {
 	uint8_t code;
-	uint8_t has;
+	uint16_t has;
 } ops[] = {
 	/* RC */
 	{ 0x00, PAYLOAD }, { 0x01, PAYLOAD }, { 0x02, PAYLOAD }, { 0x03, IMM | PAYLOAD },
@@ -183,6 +185,16 @@ static const struct op {
 	{ 0x2b, RETH | IMM | PAYLOAD },
 	/* UD */
 	{ 0x64, DETH | PAYLOAD }, { 0x65, DETH | IMM | PAYLOAD },
+	/* XRC: RC's requests with an XRCETH first, RC's responses as they are */
+	{ 0xa0, XRCETH | PAYLOAD }, { 0xa1, XRCETH | PAYLOAD }, { 0xa2, XRCETH | PAYLOAD },
+	{ 0xa3, XRCETH | IMM | PAYLOAD }, { 0xa4, XRCETH | PAYLOAD },
+	{ 0xa5, XRCETH | IMM | PAYLOAD }, { 0xa6, XRCETH | RETH | PAYLOAD },
+	{ 0xa7, XRCETH | PAYLOAD }, { 0xa8, XRCETH | PAYLOAD }, { 0xa9, XRCETH | IMM | PAYLOAD },
+	{ 0xaa, XRCETH | RETH | PAYLOAD }, { 0xab, XRCETH | RETH | IMM | PAYLOAD },
+	{ 0xac, XRCETH | RETH }, { 0xad, AETH | PAYLOAD }, { 0xae, PAYLOAD },
+	{ 0xaf, AETH | PAYLOAD }, { 0xb0, AETH | PAYLOAD }, { 0xb1, AETH },
+	{ 0xb2, AETH | ATOMIC_ACK }, { 0xb3, XRCETH | ATOMIC }, { 0xb4, XRCETH | ATOMIC },
+	{ 0xb6, XRCETH | IETH | PAYLOAD }, { 0xb7, XRCETH | IETH | PAYLOAD },
 };
 
 static const struct op *op_of(uint8_t code)
@@ -195,11 +207,11 @@ static const struct op *op_of(uint8_t code)
 	return NULL;
 }
 
-static size_t ext_len(uint8_t has)
+static size_t ext_len(uint16_t has)
 {
 	return (has & RETH ? 16 : 0) + (has & IMM ? 4 : 0) + (has & AETH ? 4 : 0) +
 	       (has & ATOMIC ? 28 : 0) + (has & ATOMIC_ACK ? 8 : 0) + (has & IETH ? 4 : 0) +
-	       (has & DETH ? 8 : 0);
+	       (has & DETH ? 8 : 0) + (has & XRCETH ? 4 : 0);
 }
 
 /* ---- what the watch learnt ---- */
@@ -207,12 +219,15 @@ static size_t ext_len(uint8_t has)
 struct learnt {
 	uint32_t qpn;
 	uint32_t psn;
-	bool rc;		/* named by RC opcodes */
+	bool rc;		/* named by RC or XRC opcodes: reliable */
 	unsigned long seen;	/* when, in packets sent */
 };
 
 static struct learnt learnt[LEARNT_MAX];
 static unsigned int nlearnt;
+static uint32_t srqns[8];	/* SRQ numbers XRC requests named, the latest first */
+static unsigned int nsrqns;
+static unsigned long xrc_seen;	/* XRC requests watched */
 static int watch_fd = -1;
 static struct in_addr target, peer;
 static bool have_peer;
@@ -250,6 +265,16 @@ static void watch(unsigned long now)
 		flood_seen(b, n, &from);
 		qpn = (b[28 + 5] << 16 | b[28 + 6] << 8 | b[28 + 7]);
 		psn = (b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]);
+		/* An XRC request's XRCETH names an SRQ of TARGET's (0xa0 to 0xac, 0xb3 on). */
+		if (b[28] >> 5 == 5 && ((b[28] & 0x1f) <= 0x0c || (b[28] & 0x1f) >= 0x13) &&
+		    n >= 28 + BTH_LEN + 4) {
+			memmove(srqns + 1, srqns, sizeof(srqns) - sizeof(srqns[0]));
+			srqns[0] = b[28 + BTH_LEN + 1] << 16 | b[28 + BTH_LEN + 2] << 8 |
+				   b[28 + BTH_LEN + 3];
+			if (nsrqns < ARRAY_SIZE(srqns))
+				nsrqns++;
+			xrc_seen++;
+		}
 		if (qpn == 1)
 			continue;
 		for (i = 0, old = 0; i < nlearnt && learnt[i].qpn != qpn; i++)
@@ -260,7 +285,7 @@ static void watch(unsigned long now)
 			nlearnt++;
 		else if (i == nlearnt)
 			i = old;
-		learnt[i] = (struct learnt){ qpn, psn, b[28] >> 5 == 0, now };
+		learnt[i] = (struct learnt){ qpn, psn, b[28] >> 5 == 0 || b[28] >> 5 == 5, now };
 	}
 }
 
@@ -419,8 +444,21 @@ static size_t build(uint8_t *pkt, enum kind kind)
 		ext[2] = group_qkey >> 8;
 		ext[3] = group_qkey;
 	}
+	/*
+	 * The XRCETH comes first of an XRC request's headers. Its SRQ number
+	 * is, half of the time, one a watched request named or a neighbour
+	 * of it (SRQs of one domain are often numbered in a row), else one of
+	 * the first a device gives out (from 1), else random.
+	 */
+	if (op->has & XRCETH) {
+		ext[0] = 0;
+		if (nsrqns && below(2))
+			put24(ext + 1, srqns[below(nsrqns)] + below(5) - 2);
+		else if (below(2))
+			put24(ext + 1, 1 + below(16));
+	}
 	if (op->has & RETH) {
-		uint8_t *reth = ext;
+		uint8_t *reth = ext + (op->has & XRCETH ? 4 : 0);
 		uint32_t dmalen = paylen;
 
 		if (kind == K_HUGE_RETH || kind == K_HUGE_READ)
@@ -433,7 +471,7 @@ static size_t build(uint8_t *pkt, enum kind kind)
 		reth[15] = dmalen;
 	}
 	if (op->has & ATOMIC) {
-		uint8_t *va = ext;
+		uint8_t *va = ext + (op->has & XRCETH ? 4 : 0);
 
 		/* Not 8-byte aligned in K_ATOMIC; else half of them are. */
 		if (kind == K_ATOMIC)
@@ -720,8 +758,9 @@ int main(int argc, char **argv)
 	}
 	t = now() - t0;
 	t = t > 0 ? t : 1;
-	printf("# inject: %lu sent in %.1f s (%.0f/s), %lu not taken by the stack; %s: %u\n",
-	       count - failed, t, (count - failed) / t, failed, "QPs learnt", nlearnt);
+	printf("# inject: %lu sent in %.1f s (%.0f/s), %lu not taken by the stack; %s: %u; "
+	       "XRC requests seen: %lu\n", count - failed, t, (count - failed) / t, failed,
+	       "QPs learnt", nlearnt, xrc_seen);
 	if (flood.on) {
 		/* The responder is still answering what it took: watch it for 2 s more. */
 		for (t0 = now(); now() - t0 < 2;) {

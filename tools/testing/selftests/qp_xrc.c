@@ -7,13 +7,15 @@
  * data byte for byte with the guards around it, requests that name no SRQ
  * of the domain (REM_INV_REQ_ERR), what the verbs refuse, a domain that
  * two processes share through a file, an SRQ or a TGT QP destroyed while
- * sends name it, and two threads posting on one INI QP at once. Over
- * stag.loopback=0 every message crosses the wire as XRC packets.
+ * sends name it, two threads posting on one INI QP at once, and forged
+ * packets (bin/inject) at a connection. Over stag.loopback=0 every
+ * message crosses the wire as XRC packets.
  *
  * rdma_rxe has no XRC: on a device that does not advertise
  * IBV_DEVICE_XRC the cases skip (stag must advertise it).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +34,8 @@
 #define MSG		64	/* one packet: a message of the race lands whole or not at all */
 #define NRACE		DEPTH	/* the race's sends, as many as the SRQ has receives */
 #define RACE_AT		8	/* how many land before the SRQ is destroyed */
+#define FORGED_PKTS	3000
+#define ROUND		8	/* SENDs of one round of the stream forged packets fall among */
 #define SRQ_MASK	(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | \
 			 IBV_SRQ_INIT_ATTR_CQ)
 
@@ -977,6 +982,181 @@ static void xrc_tgt_destroyed(void)
 			  "the SRQ's next receive");
 }
 
+/*
+ * bin/inject with @argv, in the background, killed with this process,
+ * its output into the pipe *@out (a few lines: the pipe holds them until
+ * it exits); its pid or -1.
+ */
+static pid_t inject_start(char *const argv[], int *out)
+{
+	pid_t pid, parent = getpid();
+	int fds[2];
+
+	if (pipe(fds)) {
+		t_fail("pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	*out = fds[0];
+	if (pid < 0)
+		t_fail("fork: %s", strerror(errno));
+	return pid;
+}
+
+/*
+ * Round @k of the stream: ROUND SENDs of MSG bytes from @src to the
+ * receives of @srqn's SRQ, each completing SUCCESS on both ends, in
+ * order, byte for byte in @dst.
+ */
+static bool forged_round(struct xrc *x, struct buf *src, struct buf *dst, int k)
+{
+	struct ibv_sge r, s;
+	struct ibv_wc wc;
+	char what[48];
+	int i;
+
+	memset(dst->data, 0, ROUND * MSG);
+	for (i = 0; i < ROUND; i++) {
+		r = sge_of(dst, i * MSG, MSG);
+		if (post_srq(x->srq, k * ROUND + i, &r))
+			return false;
+	}
+	for (i = 0; i < ROUND; i++) {
+		fill(src->data + i * MSG, MSG, SEED + k * ROUND + i);
+		s = sge_of(src, i * MSG, MSG);
+		if (xpost(x->ini, wr_send(k * ROUND + i, &s, 1), srq_num(x->srq)))
+			return false;
+	}
+	for (i = 0; i < ROUND; i++) {
+		snprintf(what, sizeof(what), "round %d, SEND %d", k, i);
+		if (!expect_wc(x->ini->scq, k * ROUND + i, IBV_WC_SUCCESS, IBV_WC_SEND, NULL,
+			       what) ||
+		    !expect_wc(x->cq, k * ROUND + i, IBV_WC_SUCCESS, IBV_WC_RECV, &wc, what))
+			return false;
+		t_check(wc.byte_len == MSG && wc.qp_num == x->tgt->qp_num,
+			"%s: byte_len %u qp_num %#x, expected %d and %#x", what, wc.byte_len,
+			wc.qp_num, MSG, x->tgt->qp_num);
+	}
+	expect_bytes(dst->data, src->data, ROUND * MSG, "a round's receives");
+	expect_guards(dst, "a round's receives");
+	return !t_failing();
+}
+
+/*
+ * Forged packets at an XRC connection: bin/inject sends FORGED_PKTS of
+ * every kind it makes at this host while the INI sends round after round
+ * to its SRQ. Watching lo, inject learns the TGT's and the INI's QPNs and
+ * the SRQ number the requests name, and forges XRC requests naming it or
+ * its neighbours: a second SRQ of the domain and an SRQ of another
+ * domain, both with receives posted. It never sends what matches the
+ * connection exactly (the peer's address and a PSN in the window). Every
+ * SEND of the stream lands, in order, byte for byte; nothing else reaches
+ * any of the three SRQs; the TGT stays in RTR, the INI in RTS.
+ */
+static void xrc_forged(void)
+{
+	struct buf *src = buf_new(ROUND * MSG, LW), *dst = buf_new(ROUND * MSG, LW);
+	struct buf *idle = buf_new(MSG, LW);
+	char prog[256], own[INET_ADDRSTRLEN], mtus[16], count[16], seed[16], t[16], out[4096];
+	unsigned long learnt = 0, xrc_seen = 0;
+	char *line;
+	int fd = -1;
+	ssize_t got;
+	char *const inj[] = { prog, "-T", t, "-t", own, "-p", own, "-i", "lo", "-m", mtus,
+			       "-n", count, "-s", seed, NULL };
+	struct ibv_cq *cq2, *far_cq;
+	struct ibv_srq *srq2, *far;
+	int k = 0, status = -1;
+	bool reaped = false;
+	long drops = 0;
+	struct ibv_sge r;
+	struct xrc x;
+	pid_t pid;
+
+	if (is_stag() && !stag_wire()) {
+		case_skip("over loopback no packet reaches the TGT QP (stag.loopback=0 does)");
+		return;
+	}
+	if (memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+		case_skip("inject sends IPv4 and the port's GID is not IPv4-mapped");
+		return;
+	}
+	if (!inject_path(prog, sizeof(prog))) {
+		t_fail("no bin/inject beside qp_test");
+		return;
+	}
+	if (!src || !dst || !idle || !xrc_new(&x, -1))
+		return;
+	srq2 = xsrq_new(x.xrcd, &cq2);
+	far = xsrq_new(xrcd_new(-1), &far_cq);
+	if (!srq2 || !far)
+		return;
+	r = sge_of(idle, 0, MSG);
+	if (post_srq(srq2, 1, &r) || post_srq(far, 2, &r))
+		return;
+	if (!forged_round(&x, src, dst, k++))
+		return;
+
+	inet_ntop(AF_INET, gid.raw + 12, own, sizeof(own));
+	snprintf(mtus, sizeof(mtus), "%u", 128u << port_attr.active_mtu);
+	snprintf(count, sizeof(count), "%d", FORGED_PKTS);
+	snprintf(seed, sizeof(seed), "%ld", (long)getpid());
+	inject_deadline(t, sizeof(t));
+	if (is_stag())
+		drops = hw_counter("drop_not_peer") + hw_counter("drop_qp_state") +
+			hw_counter("drop_malformed") + hw_counter("icrc_errors");
+	pid = inject_start(inj, &fd);
+	if (pid < 0) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while (forged_round(&x, src, dst, k++) && !reaped)
+		reaped = waitpid(pid, &status, WNOHANG) == pid;
+	if (!reaped) {
+		if (t_failing())
+			kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	got = read(fd, out, sizeof(out) - 1);
+	close(fd);
+	out[got > 0 ? got : 0] = 0;
+	for (line = out; (line = strstr(line, "# inject: ")); line++)
+		printf("%.*s\n", (int)strcspn(line, "\n"), line);
+	if (t_failing())
+		return;
+	t_check(WIFEXITED(status) && !WEXITSTATUS(status), "inject: status %#x", status);
+	line = strstr(out, "QPs learnt: ");
+	if (line)
+		sscanf(line, "QPs learnt: %lu; XRC requests seen: %lu", &learnt, &xrc_seen);
+	/* Else the packets aimed at nothing of the connection: the case would prove nothing. */
+	t_check(learnt >= 2 && xrc_seen > 0, "inject learnt %lu QPs and saw %lu XRC requests, "
+		"expected the INI's and the TGT's and some", learnt, xrc_seen);
+	forged_round(&x, src, dst, k++);
+	if (is_stag())
+		drops = hw_counter("drop_not_peer") + hw_counter("drop_qp_state") +
+			hw_counter("drop_malformed") + hw_counter("icrc_errors") - drops;
+	printf("# %d forged packets during %d rounds of %d SENDs; %ld dropped as not the peer's, "
+	       "malformed, for the QP's state or the ICRC\n", FORGED_PKTS, k, ROUND, drops);
+	expect_none(x.cq, QUIET_MS, "the stream's SRQ after the last round");
+	expect_none(cq2, 0, "the domain's second SRQ");
+	expect_none(far_cq, 0, "another domain's SRQ");
+	expect_blank(idle, "the idle SRQs' receive buffer");
+	expect_state(x.tgt, IBV_QPS_RTR, "the TGT QP");
+	expect_state(x.ini->qp, IBV_QPS_RTS, "the INI QP");
+}
+
 const struct qp_case xrc_cases[] = {
 	{ "XRC: SEND from an XRC INI QP to a TGT QP lands in the SRQ it names", xrc_send },
 	{ "XRC: RDMA WRITE and READ are checked against the named SRQ's PD", xrc_rdma_pd },
@@ -991,5 +1171,7 @@ const struct qp_case xrc_cases[] = {
 	  xrc_two_posters },
 	{ "XRC: the TGT QP destroyed while its INI sends: SUCCESS, RETRY_EXC_ERR, then flushes; "
 	  "the SRQ lives on", xrc_tgt_destroyed },
+	{ "XRC: 3000 forged packets (bin/inject) while an INI sends to its SRQ: every SEND lands "
+	  "in order, nothing else reaches the domain's SRQs or another's", xrc_forged },
 	{ NULL }
 };
