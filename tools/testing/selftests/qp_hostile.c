@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -558,32 +557,15 @@ static long meminfo_bytes(const char *key)
 static int flood_run(char *const argv[], char *out, size_t olen, long *avail_min,
 		     long *slab_max)
 {
-	int fds[2], status = -1;
-	pid_t pid, parent;
+	int fd, status = -1;
 	size_t got = 0;
 	ssize_t n;
+	pid_t pid;
 
-	if (pipe(fds))
+	pid = inject_start(argv, &fd);
+	if (pid < 0)
 		return -1;
-	fflush(stdout);
-	parent = getpid();
-	pid = fork();
-	if (!pid) {
-		/* A case that times out exits at once: inject must not outlive it. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		dup2(fds[1], 1);
-		close(fds[0]);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	if (pid < 0) {
-		close(fds[0]);
-		return -1;
-	}
-	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
 	for (;;) {
 		long a = meminfo_bytes("MemAvailable"), s = meminfo_bytes("Slab");
 		pid_t done = waitpid(pid, &status, WNOHANG);
@@ -592,14 +574,14 @@ static int flood_run(char *const argv[], char *out, size_t olen, long *avail_min
 			*avail_min = a;
 		if (s > *slab_max)
 			*slab_max = s;
-		while (got + 1 < olen && (n = read(fds[0], out + got, olen - 1 - got)) > 0)
+		while (got + 1 < olen && (n = read(fd, out + got, olen - 1 - got)) > 0)
 			got += n;
 		if (done == pid)
 			break;
 		usleep(20000);
 	}
 	out[got] = 0;
-	close(fds[0]);
+	close(fd);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -634,18 +616,9 @@ static void read_flood(void)
 	struct end *a, *b;
 	int rc;
 
-	if (is_stag() && !stag_wire()) {
-		case_skip("over loopback no packet reaches the responder (stag.loopback=0 does)");
+	if (!inject_ready(prog, sizeof(prog),
+			  "over loopback no packet reaches the responder (stag.loopback=0 does)"))
 		return;
-	}
-	if (memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
-		case_skip("inject sends IPv4 and the port's GID is not IPv4-mapped");
-		return;
-	}
-	if (!inject_path(prog, sizeof(prog))) {
-		t_fail("no bin/inject beside qp_test");
-		return;
-	}
 	if (!region || !small)
 		return;
 	fill(region->data, FLOOD_BIG, 61);

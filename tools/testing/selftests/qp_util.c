@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,7 +130,7 @@ bool stag_wire(void)
 }
 
 /* bin/inject, beside this program: into @path, if it is there. */
-bool inject_path(char *path, size_t len)
+static bool inject_path(char *path, size_t len)
 {
 	ssize_t n = readlink("/proc/self/exe", path, len - sizeof("inject"));
 	char *slash;
@@ -141,6 +143,64 @@ bool inject_path(char *path, size_t len)
 		return false;
 	memcpy(slash + 1, "inject", sizeof("inject"));
 	return !access(path, X_OK);
+}
+
+/*
+ * Can bin/inject (into @path) aim at this device: over the wire (@why
+ * says what loopback lacks), with an IPv4-mapped GID? Else the case is
+ * skipped, or fails when bin/inject is missing.
+ */
+bool inject_ready(char *path, size_t len, const char *why)
+{
+	if (is_stag() && !stag_wire()) {
+		case_skip(why);
+		return false;
+	}
+	if (memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+		case_skip("inject sends IPv4 and the port's GID is not IPv4-mapped");
+		return false;
+	}
+	if (!inject_path(path, len)) {
+		t_fail("no bin/inject beside qp_test");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * bin/inject with @argv, in the background, killed with this process,
+ * its output into the pipe *@out, which the caller closes; its pid, or -1
+ * (the case failed, no pipe).
+ */
+pid_t inject_start(char *const argv[], int *out)
+{
+	pid_t pid, parent = getpid();
+	int fds[2];
+
+	if (pipe(fds)) {
+		t_fail("pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		/* A case that times out exits at once: inject must not outlive it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (pid < 0) {
+		t_fail("fork: %s", strerror(errno));
+		close(fds[0]);
+		return -1;
+	}
+	*out = fds[0];
+	return pid;
 }
 
 /*
