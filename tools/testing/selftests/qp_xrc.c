@@ -982,9 +982,9 @@ static void xrc_tgt_destroyed(void)
 }
 
 /*
- * Round @k of the stream: ROUND SENDs of MSG bytes from @src to the
- * receives of @srqn's SRQ, each completing SUCCESS on both ends, in
- * order, byte for byte in @dst.
+ * Round @k of the stream: ROUND SENDs of MSG bytes from @src into
+ * receives of @x's SRQ in @dst, each completing SUCCESS at both ends, in
+ * order, byte for byte.
  */
 static bool forged_round(struct xrc *x, struct buf *src, struct buf *dst, int k)
 {
@@ -1036,19 +1036,18 @@ static void xrc_forged(void)
 	struct buf *src = buf_new(ROUND * MSG, LW), *dst = buf_new(ROUND * MSG, LW);
 	struct buf *idle = buf_new(MSG, LW);
 	char prog[256], own[INET_ADDRSTRLEN], mtus[16], count[16], seed[16], t[16], out[4096];
-	unsigned long learnt = 0, xrc_seen = 0;
-	char *line;
-	ssize_t got;
-	int fd;
 	char *const inj[] = { prog, "-T", t, "-t", own, "-p", own, "-i", "lo", "-m", mtus,
 			       "-n", count, "-s", seed, NULL };
+	unsigned long learnt = 0, xrc_seen = 0;
 	struct ibv_cq *cq2, *far_cq;
 	struct ibv_srq *srq2, *far;
-	int k = 0, status = -1;
+	int k = 0, status = -1, fd;
 	bool reaped = false;
 	long drops = 0;
 	struct ibv_sge r;
 	struct xrc x;
+	char *line;
+	ssize_t got;
 	pid_t pid;
 
 	if (!inject_ready(prog, sizeof(prog),
