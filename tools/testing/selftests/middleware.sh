@@ -16,9 +16,9 @@
 # endpoints ask for CQs of 196608 entries, more than rxe's 32767.
 #
 # In a two-guest run (tools/testing/vm/pair, stag on both ends: rxe fails
-# UCX and RDM) the servers, the NVMe-oF target and the NFS server run in
-# the peer guest and the clients here. Open MPI runs in one guest only:
-# the guests have no ssh to launch a remote rank with.
+# UCX and RDM) the servers, the NVMe-oF target, the NFS server and Open
+# MPI's second rank (started through mpi_rsh, the guests having no ssh)
+# run in the peer guest and the clients here.
 #
 # Runs in the guest (tools/testing/vm/run), which has created stag0.
 #
