@@ -143,6 +143,7 @@ void case_skip(const char *why);
 const char *case_skipped(void);
 bool is_stag(void);
 bool stag_wire(void);
+bool gid_is_v4(const union ibv_gid *g);
 bool inject_ready(char *path, size_t len, const char *why);
 pid_t inject_start(char *const argv[], int *out);
 void inject_deadline(char *arg, size_t len);

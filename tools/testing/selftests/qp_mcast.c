@@ -31,14 +31,12 @@
 #define MAX_ATTACH	56	/* stag's max_mcast_qp_attach, as rdma_rxe's */
 #define RACE_MSGS	300
 
-static bool is_v4(const union ibv_gid *g);
-
 /* A group's GID in the port GID's family: 239.255.77.@n, or ff0e::77:@n. */
 static union ibv_gid group(unsigned int n)
 {
 	union ibv_gid g = {};
 
-	if (is_v4(&gid)) {
+	if (gid_is_v4(&gid)) {
 		g.raw[10] = 0xff;
 		g.raw[11] = 0xff;
 		g.raw[12] = 239;
@@ -52,13 +50,6 @@ static union ibv_gid group(unsigned int n)
 		g.raw[15] = n;
 	}
 	return g;
-}
-
-static bool is_v4(const union ibv_gid *g)
-{
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(g->raw, v4, sizeof(v4));
 }
 
 /* Does /proc/net/@file list @want on a line of the netdev's? */
@@ -93,7 +84,7 @@ static void expect_joined(const union ibv_gid *g, bool joined, const char *when)
 	bool listed;
 	int i;
 
-	if (is_v4(g)) {
+	if (gid_is_v4(g)) {
 		/* igmp prints the address as a host-order integer of its network-order bytes. */
 		snprintf(ip, sizeof(ip), "%02X%02X%02X%02X", g->raw[15], g->raw[14], g->raw[13],
 			 g->raw[12]);
@@ -296,7 +287,7 @@ static void mcast_delivery_v6(void)
 
 	for (i = 0; i < n; i++) {
 		if (e[i].port_num == 1 && e[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !is_v4(&e[i].gid))
+		    !gid_is_v4(&e[i].gid))
 			break;
 	}
 	if (skip_unless_stag()) {

@@ -129,6 +129,14 @@ bool stag_wire(void)
 	return is_stag() && c == 'N';
 }
 
+/* Is @g an IPv4-mapped GID (::ffff:a.b.c.d)? */
+bool gid_is_v4(const union ibv_gid *g)
+{
+	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(g->raw, v4, sizeof(v4));
+}
+
 /* bin/inject, beside this program: into @path, if it is there. */
 static bool inject_path(char *path, size_t len)
 {
@@ -156,7 +164,7 @@ bool inject_ready(char *path, size_t len, const char *why)
 		case_skip(why);
 		return false;
 	}
-	if (memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+	if (!gid_is_v4(&gid)) {
 		case_skip("inject sends IPv4 and the port's GID is not IPv4-mapped");
 		return false;
 	}
@@ -252,7 +260,7 @@ static bool pick_gid(void)
 	int best = -1, i;
 
 	for (i = 0; i < n; i++) {
-		bool v4 = !memcmp(e[i].gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+		bool v4 = gid_is_v4(&e[i].gid);
 
 		if (e[i].port_num != 1 || e[i].gid_type != IBV_GID_TYPE_ROCE_V2)
 			continue;
@@ -280,11 +288,11 @@ int other_gid_index(void)
 {
 	struct ibv_gid_entry *e = calloc(port_attr.gid_tbl_len, sizeof(*e));
 	ssize_t n = e ? ibv_query_gid_table(ctx, e, port_attr.gid_tbl_len, 0) : -ENOMEM;
-	bool v4 = !memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+	bool v4 = gid_is_v4(&gid);
 	int found = -1, i;
 
 	for (i = 0; i < n && found < 0; i++) {
-		bool ev4 = !memcmp(e[i].gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+		bool ev4 = gid_is_v4(&e[i].gid);
 
 		if (e[i].port_num == 1 && e[i].gid_type == IBV_GID_TYPE_ROCE_V2 && ev4 == v4 &&
 		    memcmp(e[i].gid.raw, gid.raw, sizeof(gid.raw)))

@@ -134,7 +134,7 @@ static int ud_send(struct ud *u, uint64_t wr_id, struct ibv_sge *s, uint32_t qke
 
 static void ud_send_grh(void)
 {
-	bool v4 = !memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+	bool v4 = gid_is_v4(&gid);
 	struct buf *src = buf_new(512, LW), *dst = buf_new(GRH_LEN + 512, LW);
 	uint8_t pkt_type = v4 ? 0xa : 0x9;
 	struct ibv_ah_attr ah;
