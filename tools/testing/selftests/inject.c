@@ -242,6 +242,7 @@ static void watch(unsigned long now)
 	uint8_t b[128];
 	const struct iphdr *ip = (const void *)b;
 	const struct udphdr *uh;
+	const struct op *op;
 	uint32_t qpn, psn;
 	unsigned int i, old;
 	ssize_t n;
@@ -265,9 +266,9 @@ static void watch(unsigned long now)
 		flood_seen(b, n, &from);
 		qpn = (b[28 + 5] << 16 | b[28 + 6] << 8 | b[28 + 7]);
 		psn = (b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]);
-		/* An XRC request's XRCETH names an SRQ of TARGET's (0xa0 to 0xac, 0xb3 on). */
-		if (b[28] >> 5 == 5 && ((b[28] & 0x1f) <= 0x0c || (b[28] & 0x1f) >= 0x13) &&
-		    n >= 28 + BTH_LEN + 4) {
+		/* An XRC request's XRCETH names an SRQ of TARGET's. */
+		op = op_of(b[28]);
+		if (op && (op->has & XRCETH) && n >= 28 + BTH_LEN + 4) {
 			memmove(srqns + 1, srqns, sizeof(srqns) - sizeof(srqns[0]));
 			srqns[0] = b[28 + BTH_LEN + 1] << 16 | b[28 + BTH_LEN + 2] << 8 |
 				   b[28 + BTH_LEN + 3];
@@ -400,7 +401,7 @@ static void pick_target(struct in_addr *src, uint32_t *qpn, uint32_t *psn)
 /* A packet of @kind from the IP header on, into @pkt; its length. */
 static size_t build(uint8_t *pkt, enum kind kind)
 {
-	uint8_t *bth = pkt + 28, *ext = bth + BTH_LEN, *pay;
+	uint8_t *bth = pkt + 28, *ext = bth + BTH_LEN, *after, *pay;
 	const struct op *op = &ops[below(ARRAY_SIZE(ops))];
 	size_t elen, paylen = 0, len, cut;
 	uint32_t qpn, psn, pad;
@@ -448,17 +449,20 @@ static size_t build(uint8_t *pkt, enum kind kind)
 	 * The XRCETH comes first of an XRC request's headers. Its SRQ number
 	 * is, half of the time, one a watched request named or a neighbour
 	 * of it (SRQs of one domain are often numbered in a row), else one of
-	 * the first a device gives out (from 1), else random.
+	 * the first a device gives out (from 1), else random. @after is
+	 * where the headers that follow it start.
 	 */
+	after = ext;
 	if (op->has & XRCETH) {
 		ext[0] = 0;
 		if (nsrqns && below(2))
 			put24(ext + 1, srqns[below(nsrqns)] + below(5) - 2);
 		else if (below(2))
 			put24(ext + 1, 1 + below(16));
+		after += 4;
 	}
 	if (op->has & RETH) {
-		uint8_t *reth = ext + (op->has & XRCETH ? 4 : 0);
+		uint8_t *reth = after;
 		uint32_t dmalen = paylen;
 
 		if (kind == K_HUGE_RETH || kind == K_HUGE_READ)
@@ -471,7 +475,7 @@ static size_t build(uint8_t *pkt, enum kind kind)
 		reth[15] = dmalen;
 	}
 	if (op->has & ATOMIC) {
-		uint8_t *va = ext + (op->has & XRCETH ? 4 : 0);
+		uint8_t *va = after;
 
 		/* Not 8-byte aligned in K_ATOMIC; else half of them are. */
 		if (kind == K_ATOMIC)
