@@ -3,7 +3,8 @@
 #
 # Memory regions from userspace (bin/mr_test, see mr_test.c): alignment,
 # access rules, bad ranges, iovas, RLIMIT_MEMLOCK, overlapping and 1 GiB
-# registrations, restrack. What registration costs is make bench's.
+# registrations (STAG_MR_BIG_MIB: fewer MiB instead), restrack. What
+# registration costs is make bench's.
 #
 # Runs in the guest (tools/testing/vm/run), which has created stag0.
 . "$(dirname "$0")/lib.sh"
