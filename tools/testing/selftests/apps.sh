@@ -119,10 +119,12 @@ perftest_cm_race()
 
 # rxe_sends: the SENDs rdma_rxe's requester has sent from $dev's QPs (its
 # rdma_sends counter), or -1 when $dev is not an rxe device. mckey's
-# sender on rxe0 printed "data transfers complete" and exited 0 in 6 runs
-# of 32 here while rxe had sent 1 of its 10 messages: rxe takes work
-# requests from a work queue, and the sender's QP was probably destroyed
-# before it got to the rest. A case that sets pair_sends=N runs again
+# receiver on stag0 timed out in 6 runs of 32 here, each time with one
+# packet of the 10 counted and no drop, while the sender on rxe0 printed
+# "data transfers complete" and exited 0; in the 3 of them where rxe's
+# counters were read, rxe had sent 1 of the 10. rxe takes work requests
+# from a work queue, and the sender's QP was probably destroyed before it
+# got to the rest. A case that sets pair_sends=N runs again
 # when $dev is rxe, the client passed, the server timed out, and $dev
 # sent fewer than N. A stag sender is not excused: it must send all that
 # was posted.
