@@ -82,7 +82,8 @@ fi
 # qp.sh's multicast case, from thousands of addresses, ran QEMU out of
 # descriptors: every open of the 9p root then failed with EMFILE, and the
 # 6.1 guest's qp.sh timed out. vm/run closes that network (restrict=on);
-# past any host's descriptor limit a file must still open.
+# after more flows than QEMU may have descriptors (20,000 on the machine
+# that found it; a QEMU allowed more cannot fail this) a file must open.
 udp_flows()
 {
 	python3 - "$1" <<'PY'
