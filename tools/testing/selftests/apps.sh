@@ -124,10 +124,9 @@ perftest_cm_race()
 # "data transfers complete" and exited 0; in the 3 of them where rxe's
 # counters were read, rxe had sent 1 of the 10. rxe takes work requests
 # from a work queue, and the sender's QP was probably destroyed before it
-# got to the rest. A case that sets pair_sends=N runs again
-# when $dev is rxe, the client passed, the server timed out, and $dev
-# sent fewer than N. A stag sender is not excused: it must send all that
-# was posted.
+# got to the rest. A case that sets pair_sends=N runs again when $dev is
+# rxe, the client passed, the server timed out, and $dev sent fewer than
+# N. A stag sender is not excused: it must send all that was posted.
 rxe_sends()
 {
 	local f=/sys/class/infiniband/$dev/ports/1/hw_counters/rdma_sends
