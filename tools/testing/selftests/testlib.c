@@ -4,6 +4,7 @@
  * verdict is printed, a pin counted or a region's restrack line read
  * cannot drift apart between them. See testlib.h.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -159,6 +161,112 @@ static void load_providers(void)
 		ibv_free_device_list(list);
 }
 
+/* The threads of process @pid, each with its state, where it sleeps, and its kernel stack. */
+static void dump_process(pid_t pid)
+{
+	char path[64], line[256], comm[32], state;
+	struct dirent *t;
+	FILE *f;
+	DIR *d;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && (t = readdir(d))) {
+		int tid = atoi(t->d_name);
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+		f = fopen(path, "r");
+		if (!f || fscanf(f, "%*d (%31[^)]) %c", comm, &state) != 2) {
+			state = '?';
+			snprintf(comm, sizeof(comm), "?");
+		}
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tid);
+		f = fopen(path, "r");
+		if (!f || !fgets(line, sizeof(line), f))
+			snprintf(line, sizeof(line), "-");
+		if (f)
+			fclose(f);
+		printf("#   %d/%d %s: %c, in %s\n", pid, tid, comm, state, line);
+		/* Where a running or blocked thread is in the kernel (root reads it). */
+		if (state != 'R' && state != 'D')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
+		f = fopen(path, "r");
+		for (n = 0; f && n < 12 && fgets(line, sizeof(line), f); n++)
+			printf("#     %s", line);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* @pid and, a generation at a time, the processes under it. */
+static void dump_tree(pid_t pid, int depth)
+{
+	char path[64], kids[512], *p, *end;
+	FILE *f;
+
+	dump_process(pid);
+	if (depth == 4)
+		return;
+	/* Every thread's children: a case's helper may have started one. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(kids, sizeof(kids), f))
+		for (p = kids; *p; p = end) {
+			long kid = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			dump_tree(kid, depth + 1);
+		}
+	fclose(f);
+}
+
+/* Set by the alarm, taken by the waiting loop. */
+static int case_late;
+
+static void case_late_alarm(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&case_late, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Waits for the case's process. A second before its own limit ends it,
+ * says where each of its threads (and of its children's) is: a case that
+ * times out on a loaded host and one stuck in the kernel look alike from
+ * the verdict alone.
+ */
+static int case_wait(pid_t pid, int limit, int *status)
+{
+	struct sigaction sa = { .sa_handler = case_late_alarm }, old;
+	pid_t got;
+
+	/* No SA_RESTART: the alarm interrupts the wait. */
+	sigaction(SIGALRM, &sa, &old);
+	__atomic_store_n(&case_late, 0, __ATOMIC_RELAXED);
+	alarm(limit > 2 ? limit - 1 : limit + 1);
+	while ((got = waitpid(pid, status, 0)) < 0 && errno == EINTR) {
+		if (!__atomic_exchange_n(&case_late, 0, __ATOMIC_RELAXED))
+			continue;
+		printf("# %d s into the case, its processes:\n", limit - 1);
+		dump_tree(pid, 0);
+		fflush(stdout);
+	}
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	return got;
+}
+
 /**
  * t_case_run() - run one case in a child process, with a time limit
  * @name: the case, for its TAP line
@@ -167,15 +275,22 @@ static void load_providers(void)
  * @arg: for @body
  *
  * A case that hangs, crashes or leaks cannot take the next ones with it.
- * The child prints the verdict; one that dies without it fails here.
+ * The child prints the verdict; one that dies without it fails here. A
+ * case of CASE_SLOW seconds or more says how long it took: where a run's
+ * time goes, and whether a case near its limit is.
  */
+#define CASE_SLOW	5
+
 void t_case_run(const char *name, int limit, const char *(*body)(const void *), const void *arg)
 {
+	struct timespec t0, t1;
+	double took;
 	int status;
 	pid_t pid;
 
 	load_providers();
 	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid = fork();
 	if (pid < 0) {
 		t_fail("fork: %s", strerror(errno));
@@ -184,7 +299,7 @@ void t_case_run(const char *name, int limit, const char *(*body)(const void *), 
 	}
 	if (!pid)
 		case_child(name, limit, body, arg);
-	if (waitpid(pid, &status, 0) != pid) {
+	if (case_wait(pid, limit, &status) != pid) {
 		t_fail("waitpid: %s", strerror(errno));
 		t_end("%s", name);
 	} else if (WIFSIGNALED(status)) {
@@ -195,6 +310,10 @@ void t_case_run(const char *name, int limit, const char *(*body)(const void *), 
 		t_fail("the case's process exited with status %d", WEXITSTATUS(status));
 		t_end("%s", name);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	took = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (took >= CASE_SLOW)
+		printf("# the case took %.1f s\n", took);
 }
 
 /* ---- /proc and pin accounting ---- */
