@@ -499,6 +499,14 @@ static void *resize_loop(void *arg)
 		if (ibv_modify_srq(z->srq, &attr, IBV_SRQ_MAX_WR))
 			z->failures++;
 		__atomic_fetch_add(&z->resizes, 1, __ATOMIC_RELAXED);
+		/*
+		 * A resize holds the SRQ's posting spinlock across its system
+		 * call, as rdma_rxe's provider does. Taken again at once, it
+		 * left the poster a window of a few instructions: on a host
+		 * that ran both vCPUs on one CPU (a nice -10 loop on the
+		 * other) the poster never got it, and the case timed out.
+		 */
+		usleep(100);
 	}
 	return NULL;
 }
