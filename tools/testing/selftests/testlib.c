@@ -206,17 +206,15 @@ static void dump_process(pid_t pid)
 		closedir(d);
 }
 
-/* @pid and, a generation at a time, the processes under it. */
-static void dump_tree(pid_t pid, int depth)
+static void dump_tree(pid_t pid, int depth);
+
+/* The processes thread @tid of @pid started, each with its own. */
+static void dump_children(pid_t pid, int tid, int depth)
 {
 	char path[64], kids[512], *p, *end;
 	FILE *f;
 
-	dump_process(pid);
-	if (depth == 4)
-		return;
-	/* Every thread's children: a case's helper may have started one. */
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
 	f = fopen(path, "r");
 	if (!f)
 		return;
@@ -229,6 +227,26 @@ static void dump_tree(pid_t pid, int depth)
 			dump_tree(kid, depth + 1);
 		}
 	fclose(f);
+}
+
+/* @pid and, a generation at a time, the processes under it. */
+static void dump_tree(pid_t pid, int depth)
+{
+	char path[64];
+	struct dirent *t;
+	DIR *d;
+
+	dump_process(pid);
+	if (depth == 4)
+		return;
+	/* Every thread's children: a case's helper thread may have started one. */
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && (t = readdir(d)))
+		if (atoi(t->d_name) > 0)
+			dump_children(pid, atoi(t->d_name), depth);
+	if (d)
+		closedir(d);
 }
 
 /* Set by the alarm, taken by the waiting loop. */
