@@ -165,6 +165,17 @@ static inline struct ib_mr *fn##_compat(struct ib_pd *pd, u64 offset,	\
 #define stag_dma_buf_vunmap	dma_buf_vunmap
 #endif
 
+/*
+ * 7.1 renamed the importer's move_notify to invalidate_mappings, and
+ * dma_buf_move_notify() to dma_buf_invalidate_mappings().
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 1, 0)
+#define STAG_DMA_BUF_INVALIDATE_OP(fn)	.invalidate_mappings = fn
+#else
+#define STAG_DMA_BUF_INVALIDATE_OP(fn)	.move_notify = fn
+#define dma_buf_invalidate_mappings	dma_buf_move_notify
+#endif
+
 /* 6.13 made the namespace MODULE_IMPORT_NS() names a string. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
 #define STAG_MODULE_IMPORT_NS_DMA_BUF	MODULE_IMPORT_NS("DMA_BUF")

@@ -8,6 +8,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "debugfs.h"
+#include "dmabuf.h"
 #include "link.h"
 #include "odp.h"
 #include "qp.h"
@@ -23,12 +24,17 @@ static int __init stag_mod_init(void)
 	ret = stag_odp_wq_init();
 	if (ret)
 		goto err_qp_wq;
-	ret = stag_link_init();
+	ret = stag_dmabuf_init();
 	if (ret)
 		goto err_odp_wq;
+	ret = stag_link_init();
+	if (ret)
+		goto err_dmabuf;
 	pr_info("loaded\n");
 	return 0;
 
+err_dmabuf:
+	stag_dmabuf_uninit();
 err_odp_wq:
 	stag_odp_wq_uninit();
 err_qp_wq:
@@ -41,6 +47,7 @@ err_debugfs:
 static void __exit stag_mod_exit(void)
 {
 	stag_link_uninit();
+	stag_dmabuf_uninit();
 	stag_odp_wq_uninit();
 	stag_qp_wq_uninit();
 	stag_debugfs_uninit();

@@ -118,7 +118,8 @@ static int mr_publish(struct stag_dev *sdev, struct stag_mr *mr, bool valid)
 	mr->ibmr.rkey = mr->entry.key;
 	if (valid) {
 		const struct stag_tpt_entry *e = &mr->entry;
-		const char *how = !e->pages ? "dma" : e->pages->odp ? "reg_odp" : "reg";
+		const char *how = !e->pages ? "dma" : !e->pages->odp ? "reg" :
+				  e->pages->odp->source ? "reg_dmabuf" : "reg_odp";
 
 		stag_tpt_set_state(&mr->entry, STAG_TPT_VALID);
 		trace_stag_mr_reg(&sdev->ibdev, how, e->key, e->iova, e->length, e->access);
@@ -267,14 +268,16 @@ struct ib_mr *stag_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length, u64 io
  * @access: IB_ACCESS_* flags
  * @dmah: a DMA handle, which stag has no use for; NULL before 6.17
  *
- * The region is one over pinned pages, the dma-buf's (dmabuf.c): the gate
- * checks every access to it as to any region. A rereg of its translation
- * makes it a region over user memory.
+ * The region's translation follows the exporter's (dmabuf.c): it is
+ * emptied when the exporter moves the buffer and filled again by the next
+ * access, as one paged on demand. The gate checks every access to it as
+ * to any region. A rereg of its translation makes it a region over user
+ * memory.
  *
  * Return: the region, or ERR_PTR(): as stag_mr_reg_user() for the flags,
  * the length and the iova; as stag_dmabuf_pages() for the fd and the
- * range; -EOPNOTSUPP with a DMA handle or IB_ACCESS_ON_DEMAND (the buffer
- * is held, not paged).
+ * range; -EOPNOTSUPP with a DMA handle or IB_ACCESS_ON_DEMAND (the
+ * exporter, not the page tables, says where the buffer is).
  */
 struct ib_mr *stag_mr_reg_dmabuf(struct ib_pd *ibpd, u64 offset, u64 length, u64 iova, int fd,
 				 int access, struct ib_dmah *dmah)

@@ -22,6 +22,11 @@
  * never faults while holding one. After the notifier returns no byte
  * moves to or from a page the process let go; the next access faults the
  * page it sees now.
+ *
+ * The same translation serves a source other than the page tables: a
+ * dma-buf's exporter (dmabuf.c) fills it when the data path finds it
+ * empty and empties it when the exporter moves the buffer. The rules for
+ * accesses are the same.
  */
 
 #include <linux/hmm.h>
@@ -88,6 +93,18 @@ static unsigned long clear_range(struct stag_odp *odp, unsigned long first, unsi
 	return cleared;
 }
 
+/*
+ * Waits for the accesses that took a page before its entry was cleared:
+ * after it no byte moves to or from the pages cleared.
+ */
+static void wait_accesses(struct stag_odp *odp)
+{
+	atomic64_inc(&odp->invalidations);
+	lock_map_acquire(&stag_odp_access_map);
+	lock_map_release(&stag_odp_access_map);
+	wait_var_event(&odp->inflight, !atomic_read(&odp->inflight));
+}
+
 static bool odp_invalidate(struct mmu_interval_notifier *mni,
 			   const struct mmu_notifier_range *range, unsigned long cur_seq)
 {
@@ -108,24 +125,34 @@ static bool odp_invalidate(struct mmu_interval_notifier *mni,
 	spin_unlock(&odp->lock);
 	if (!cleared)
 		return true;
-	atomic64_inc(&odp->invalidations);
 	/*
 	 * Entries are gone: no access takes a page of the range any more.
 	 * Those that took one before finish their page first. Without
 	 * sleeping (the OOM reaper) that cannot be waited for: the caller
 	 * comes back, and finds the entries clear.
 	 */
-	if (!blockable)
+	if (!blockable) {
+		atomic64_inc(&odp->invalidations);
 		return !atomic_read(&odp->inflight);
-	lock_map_acquire(&stag_odp_access_map);
-	lock_map_release(&stag_odp_access_map);
-	wait_var_event(&odp->inflight, !atomic_read(&odp->inflight));
+	}
+	wait_accesses(odp);
 	return true;
 }
 
 static const struct mmu_interval_notifier_ops odp_ops = {
 	.invalidate = odp_invalidate,
 };
+
+static struct stag_odp *odp_alloc(void)
+{
+	struct stag_odp *odp = kzalloc(sizeof(*odp), GFP_KERNEL_ACCOUNT);
+
+	if (!odp)
+		return NULL;
+	spin_lock_init(&odp->lock);
+	xa_init(&odp->chunks);
+	return odp;
+}
 
 /**
  * stag_odp_create() - an empty translation over a user range, watched
@@ -150,11 +177,9 @@ struct stag_odp *stag_odp_create(u64 start, u64 length, int *err)
 	else if (!length || check_add_overflow(start, length, &end) || end > TASK_SIZE)
 		return NULL;
 	*err = -ENOMEM;
-	odp = kzalloc(sizeof(*odp), GFP_KERNEL_ACCOUNT);
+	odp = odp_alloc();
 	if (!odp)
 		return NULL;
-	spin_lock_init(&odp->lock);
-	xa_init(&odp->chunks);
 	odp->start = start & PAGE_MASK;
 	odp->npages = (PAGE_ALIGN(end) - odp->start) >> PAGE_SHIFT;
 	*err = mmu_interval_notifier_insert(&odp->notifier, current->mm, odp->start,
@@ -168,6 +193,52 @@ struct stag_odp *stag_odp_create(u64 start, u64 length, int *err)
 EXPORT_SYMBOL_IF_KUNIT(stag_odp_create);
 
 /**
+ * stag_odp_create_source() - an empty translation another source fills
+ * @npages: its number of pages, at least 1
+ * @source: what fills it on a fault and lets go of its pages at destroy
+ * @owner: the source's own, for its calls
+ *
+ * The source publishes pages with stag_odp_publish() and takes them back
+ * with stag_odp_invalidate(), never both at once: a dma-buf's exporter
+ * does both under the buffer's reservation lock.
+ *
+ * Return: the translation, or NULL without memory.
+ */
+struct stag_odp *stag_odp_create_source(unsigned long npages, const struct stag_odp_source *source,
+					void *owner)
+{
+	struct stag_odp *odp = odp_alloc();
+
+	if (!odp)
+		return NULL;
+	odp->npages = npages;
+	odp->source = source;
+	odp->owner = owner;
+	return odp;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_odp_create_source);
+
+/**
+ * stag_odp_invalidate() - take every page of a translation back
+ * @odp: the translation, of a source
+ *
+ * Context: process context; sleeps until the accesses that hold a page
+ * have finished with it. Must not be called by one that holds a page.
+ */
+void stag_odp_invalidate(struct stag_odp *odp)
+{
+	unsigned long cleared;
+
+	might_sleep();
+	spin_lock(&odp->lock);
+	cleared = clear_range(odp, 0, odp->npages - 1);
+	spin_unlock(&odp->lock);
+	if (cleared)
+		wait_accesses(odp);
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_odp_invalidate);
+
+/**
  * stag_odp_destroy() - stop watching and free a translation
  * @odp: the translation, which no access uses any more
  *
@@ -177,7 +248,10 @@ void stag_odp_destroy(struct stag_odp *odp)
 {
 	unsigned long idx, *chunk;
 
-	mmu_interval_notifier_remove(&odp->notifier);
+	if (odp->source)
+		odp->source->release(odp);
+	else
+		mmu_interval_notifier_remove(&odp->notifier);
 	WARN_ON_ONCE(atomic_read(&odp->inflight));
 	xa_for_each(&odp->chunks, idx, chunk)
 		kfree(chunk);
@@ -298,12 +372,57 @@ static int fault_piece(struct stag_odp *odp, struct mm_struct *mm, unsigned long
 }
 
 /**
+ * stag_odp_publish() - map contiguous pages of a source's translation
+ * @odp: the translation, of a source
+ * @pgidx: the first page index
+ * @pfn: the pfn of its page; the next pages follow it
+ * @n: how many pages, all below odp->npages
+ *
+ * The pages are mapped for reading and writing.
+ *
+ * Context: process context, serialized with stag_odp_invalidate() by the
+ * source; may allocate.
+ * Return: 0, or -ENOMEM.
+ */
+int stag_odp_publish(struct stag_odp *odp, unsigned long pgidx, unsigned long pfn,
+		     unsigned long n)
+{
+	unsigned long *chunk, got = 0, i, end = pgidx + n;
+
+	if (WARN_ON_ONCE(!odp->source || pgidx >= odp->npages || n > odp->npages - pgidx))
+		return -EINVAL;
+	while (pgidx < end) {
+		chunk = chunk_get(odp, pgidx / STAG_ODP_CHUNK);
+		if (!chunk)
+			return -ENOMEM;
+		spin_lock(&odp->lock);
+		do {
+			i = pgidx % STAG_ODP_CHUNK;
+			if (!(chunk[i] & HMM_PFN_VALID)) {
+				WRITE_ONCE(odp->mapped, odp->mapped + 1);
+				got++;
+			}
+			chunk[i] = pfn | HMM_PFN_VALID | HMM_PFN_WRITE;
+			pfn++;
+			pgidx++;
+		} while (pgidx < end && pgidx % STAG_ODP_CHUNK);
+		spin_unlock(&odp->lock);
+	}
+	atomic64_add(got, &odp->faults);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_odp_publish);
+
+/**
  * stag_odp_fault() - map pages of the range from the page tables
  * @odp: the translation
  * @pgidx: the first page index
  * @npages: how many pages
  * @write: map them for writing (a write fault: copy-on-write breaks here)
  * @fault: fault in what is not present; false only takes what is
+ *
+ * A translation of a source (stag_odp_create_source()) asks the source,
+ * which maps all its pages whatever @write and @fault say.
  *
  * Context: process context, holding no inflight reference; sleeps, takes
  * mmap_lock of the region's process.
@@ -322,6 +441,10 @@ int stag_odp_fault(struct stag_odp *odp, unsigned long pgidx, unsigned long npag
 	might_sleep();
 	if (!npages || pgidx >= odp->npages || npages > odp->npages - pgidx)
 		return -EFAULT;
+	if (odp->source) {
+		ret = odp->source->fault(odp);
+		goto out;
+	}
 	if (!mmget_not_zero(mm))
 		return -EFAULT;
 	while (npages && !ret) {
@@ -333,6 +456,7 @@ int stag_odp_fault(struct stag_odp *odp, unsigned long pgidx, unsigned long npag
 		cond_resched();
 	}
 	mmput(mm);
+out:
 	/* hmm_range_fault() says -EPERM for a write to a read-only mapping. */
 	if (ret && ret != -ENOMEM && ret != -EBUSY)
 		ret = -EFAULT;

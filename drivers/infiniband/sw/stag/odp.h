@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * stag on-demand paging: a region's translation, filled from the owning
- * process's page tables on first access and kept coherent with them.
+ * stag on-demand paging: a region's translation, filled on first access
+ * and kept coherent with its source: the owning process's page tables, or
+ * a dma-buf's exporter.
  */
 #ifndef _STAG_ODP_H
 #define _STAG_ODP_H
@@ -12,7 +13,18 @@
 #include <linux/xarray.h>
 
 struct page;
+struct stag_odp;
 struct work_struct;
+
+/*
+ * A source other than the page tables. @fault maps every page of the
+ * translation (a dma-buf is mapped whole); @release lets go of the source
+ * when the translation is destroyed.
+ */
+struct stag_odp_source {
+	int (*fault)(struct stag_odp *odp);
+	void (*release)(struct stag_odp *odp);
+};
 
 /* Pages per chunk of the translation: a chunk is allocated on first use. */
 #define STAG_ODP_CHUNK		512
@@ -20,7 +32,9 @@ struct work_struct;
 #define STAG_ODP_FAULT_MAX	32
 
 struct stag_odp {
-	struct mmu_interval_notifier notifier;
+	struct mmu_interval_notifier notifier;	/* of the page tables only */
+	const struct stag_odp_source *source;	/* NULL: the page tables */
+	void *owner;				/* the source's */
 	/*
 	 * Guards the translation against the notifier: an entry is read,
 	 * and an access takes its inflight reference, under it; an
@@ -43,7 +57,12 @@ int stag_odp_wq_init(void);
 void stag_odp_wq_uninit(void);
 void stag_odp_queue_work(struct work_struct *work);
 struct stag_odp *stag_odp_create(u64 start, u64 length, int *err);
+struct stag_odp *stag_odp_create_source(unsigned long npages, const struct stag_odp_source *source,
+					void *owner);
 void stag_odp_destroy(struct stag_odp *odp);
+int stag_odp_publish(struct stag_odp *odp, unsigned long pgidx, unsigned long pfn,
+		     unsigned long n);
+void stag_odp_invalidate(struct stag_odp *odp);
 struct page *stag_odp_get_page(struct stag_odp *odp, unsigned long pgidx, bool write);
 void stag_odp_put_page(struct stag_odp *odp);
 int stag_odp_fault(struct stag_odp *odp, unsigned long pgidx, unsigned long npages, bool write,

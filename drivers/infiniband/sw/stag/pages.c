@@ -396,8 +396,6 @@ void stag_pages_put(struct stag_pages *pages)
 		mmdrop(pages->mm);
 		if (pages->pinned_stat)
 			atomic64_sub(pages->npages, pages->pinned_stat);
-	} else if (pages->release) {
-		pages->release(pages);
 	}
 	kvfree(pages->marks);
 	/* Readers outside the gate may still look at the counts. */

@@ -32,13 +32,11 @@ struct stag_pages {
 	bool writable;		/* pinned for write: mark dirty at release */
 	struct mm_struct *mm;	/* charged for the pins (mm->pinned_vm) */
 	atomic64_t *pinned_stat;	/* a device's count of pinned pages, or NULL */
-	struct stag_odp *odp;	/* on demand: no runs, the translation is here */
 	/*
-	 * Pages another driver keeps (a dma-buf's): its hold on them is let
-	 * go at the last put, with @owner.
+	 * On demand, or a dma-buf's: no runs, the translation is here, and
+	 * its source's hold is let go at the last put.
 	 */
-	void (*release)(struct stag_pages *pages);
-	void *owner;
+	struct stag_odp *odp;
 	u64 *marks;		/* first page index of every 64th run */
 	struct rcu_head rcu;
 	u64 runs[];
