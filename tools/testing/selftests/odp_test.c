@@ -824,6 +824,96 @@ static void odp_race_dereg(void)
 	printf("# %d of %d WRITEs landed before the deregistration\n", ok, i);
 }
 
+/* ---- huge pages ---- */
+
+#define HPG		(2UL << 20)
+#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+
+static long hugepages(long set)
+{
+	long n = -1;
+	FILE *f;
+
+	if (set >= 0) {
+		f = fopen(NR_HUGEPAGES, "w");
+		if (!f)
+			return -1;
+		fprintf(f, "%ld\n", set);
+		if (fclose(f))
+			return -1;
+	}
+	f = fopen(NR_HUGEPAGES, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+/*
+ * IBV_ACCESS_HUGETLB: over two 2 MiB huge pages, a region in the first and
+ * one across the boundary of the two, paged on demand: WRITE and READ land
+ * byte for byte. Over normal pages EINVAL, as the core's own paged
+ * regions; without ON_DEMAND EOPNOTSUPP; an implicit region EINVAL.
+ */
+static void odp_hugetlb(void)
+{
+	long old = hugepages(-1), got;
+	struct buf *x, *y;
+	struct end *a, *b;
+	struct ibv_mr *mr;
+	char *h, *n;
+
+	got = old < 0 ? -1 : hugepages(old + 2);
+	if (got < old + 2) {
+		t_fail("%s: %ld huge pages, could not add 2 (%s)", NR_HUGEPAGES, got,
+		       strerror(errno));
+		goto out;
+	}
+	h = mmap(NULL, 2 * HPG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		 -1, 0);
+	if (h == MAP_FAILED) {
+		t_fail("mmap of 2 huge pages: %s", strerror(errno));
+		goto out;
+	}
+	track(K_MAP, h, 2 * HPG);
+	n = map(PG, PROT_READ | PROT_WRITE);
+	track(K_MAP, n, PG);
+
+	mr = ibv_reg_mr(pd, n, PG, LW | OD | IBV_ACCESS_HUGETLB);
+	t_check(!mr && errno == EINVAL, "HUGETLB over normal pages: %s",
+		mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	mr = ibv_reg_mr(pd, h, PG, LW | IBV_ACCESS_HUGETLB);
+	t_check(!mr && errno == EOPNOTSUPP, "HUGETLB without ON_DEMAND: %s",
+		mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	mr = ibv_reg_mr(pd, NULL, SIZE_MAX, LW | OD | IBV_ACCESS_HUGETLB);
+	t_check(!mr && errno == EINVAL, "HUGETLB implicit: %s", mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+
+	x = obuf_at(h, LEN, ALL | IBV_ACCESS_HUGETLB, true);
+	y = obuf_at(h + HPG - NPG / 2 * PG, LEN, ALL | IBV_ACCESS_HUGETLB, false);
+	if (!x || !y || !pair_new(IBV_QPT_RC, &a, &b))
+		goto out;
+	xfill(x->data, 0, LEN, 11);
+	xfer(a, 1, IBV_WR_RDMA_WRITE, x, 0, y, 0, LEN, IBV_WC_SUCCESS, "WRITE across huge pages");
+	expect_stream(y, 0, LEN, 11, 0, "WRITE across the boundary of two huge pages");
+	xfill(y->data, 0, LEN, 12);
+	xfer(a, 2, IBV_WR_RDMA_READ, x, 0, y, 0, LEN, IBV_WC_SUCCESS, "READ across huge pages");
+	expect_stream(x, 0, LEN, 12, 0, "READ across the boundary of two huge pages");
+	t_check(odp_attr(y->mr, "odp_faults") > 0, "no fault counted");
+	expect_guards(x, "x");
+	expect_guards(y, "y");
+out:
+	if (old >= 0)
+		hugepages(old);
+}
+
 /* ---- running the cases ---- */
 
 #define CASE(n, f) { n, f }
@@ -858,6 +948,8 @@ static const struct qp_case odp_cases[] = {
 	     odp_window),
 	CASE("rereg: rights keep paging and keys, pinned in place EINVAL, a new translation paged",
 	     odp_rereg),
+	CASE("HUGETLB: WRITE and READ across two 2 MiB pages land; over normal pages EINVAL, "
+	     "without ON_DEMAND EOPNOTSUPP, implicit EINVAL", odp_hugetlb),
 	CASE("MADV_DONTNEED in a loop while WRITEs and READs run: all succeed", odp_race_dontneed),
 	CASE("deregistration while WRITEs into the region fly: each succeeds or fails cleanly",
 	     odp_race_dereg),

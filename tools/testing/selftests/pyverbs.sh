@@ -182,9 +182,16 @@ cd "$tmp/tests" || exit 1
 devs=("$dev")
 [ -z "${STAG_TEST_DEV:-}" ] && [ "$dev" != rxe0 ] && [ -e /sys/class/infiniband/rxe0 ] &&
 	[ "${STAG_PYVERBS_REF:-1}" != 0 ] && devs+=(rxe0)
+# 2 MiB huge pages for the tests of huge-page regions and rings (the
+# guest boots with none); given back after.
+hp=/proc/sys/vm/nr_hugepages
+hp_old=$(cat "$hp")
+echo $((hp_old + 16)) >"$hp"
+echo "# $(cat "$hp") huge pages of 2 MiB for the suite"
 for d in "${devs[@]}"; do
 	run "$d"
 done
+echo "$hp_old" >"$hp"
 
 r=$tmp/$dev.report
 sed -n 's/^note /# /p' "$r"

@@ -5,6 +5,7 @@
  * whose iova is a kernel virtual address).
  */
 
+#include <linux/hugetlb.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <kunit/visibility.h>
@@ -29,8 +30,10 @@
  * Return: 0; -EINVAL for a flag the verbs do not define, or for remote
  * write or remote atomic without local write (IBA 10.6.3.2: a region the
  * remote side may write must be locally writable); -EOPNOTSUPP for a
- * defined flag stag does not implement (huge-page hints, the ZERO_BASED
- * flag: zero-based regions are registered with iova 0 instead).
+ * defined flag stag does not implement (the ZERO_BASED flag: zero-based
+ * regions are registered with iova 0 instead), and for IB_ACCESS_HUGETLB
+ * without IB_ACCESS_ON_DEMAND (it tells the paging of a region what backs
+ * it; a pinned region's pages are known).
  * IB_ACCESS_ON_DEMAND passes: only user regions take it.
  * IB_ACCESS_FLUSH_PERSISTENT passes: the registration checks its pages
  * (stag_pages_persistent()).
@@ -44,9 +47,36 @@ int stag_mr_check_access(int access)
 		return -EINVAL;
 	if (access & ~STAG_MR_ACCESS)
 		return -EOPNOTSUPP;
+	if (access & IB_ACCESS_HUGETLB && !(access & IB_ACCESS_ON_DEMAND))
+		return -EOPNOTSUPP;
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_mr_check_access);
+
+/*
+ * IB_ACCESS_HUGETLB on a region paged on demand says it lies in huge
+ * pages (hugetlbfs). As for the core's own paged regions, the mapping of
+ * its first byte must be such a one, or the registration is -EINVAL; an
+ * implicit region is no one mapping. stag pages in 4 KiB pieces either
+ * way: the flag is checked, not needed.
+ */
+static int mr_check_hugetlb(u64 start, u64 length, int access)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	int ret = 0;
+
+	if (!(access & IB_ACCESS_HUGETLB))
+		return 0;
+	if (!start && length == U64_MAX)
+		return -EINVAL;
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, start);
+	if (!vma || !is_vm_hugetlb_page(vma))
+		ret = -EINVAL;
+	mmap_read_unlock(mm);
+	return ret;
+}
 
 static bool mr_writable(int access)
 {
@@ -195,6 +225,9 @@ static struct ib_mr *user_mr_create(struct ib_pd *ibpd, u64 start, u64 length, u
 		pages = share;
 		stag_pages_get(pages);
 	} else if (access & IB_ACCESS_ON_DEMAND) {
+		ret = mr_check_hugetlb(start, length, access);
+		if (ret)
+			goto err_free_mr;
 		pages = stag_pages_odp(start, length, &ret);
 		if (!pages)
 			goto err_free_mr;
@@ -326,6 +359,11 @@ static struct ib_mr *rereg_in_place(struct stag_mr *mr, int flags, int access,
 	/* Paged on demand or pinned: that is the translation, which stays. */
 	if ((access ^ e->access) & IB_ACCESS_ON_DEMAND)
 		return ERR_PTR(-EINVAL);
+	if (access & ~e->access & IB_ACCESS_HUGETLB) {
+		ret = mr_check_hugetlb(mr->user_start, e->length, access);
+		if (ret)
+			return ERR_PTR(ret);
+	}
 	if (mr_writable(access) && !e->pages->writable) {
 		pages = stag_pages_pin_user(mr->user_start, e->length, true, &ret);
 		if (!pages)
