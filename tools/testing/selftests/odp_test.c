@@ -892,7 +892,8 @@ static void odp_hugetlb(void)
 	if (mr)
 		ibv_dereg_mr(mr);
 	mr = ibv_reg_mr(pd, NULL, SIZE_MAX, LW | OD | IBV_ACCESS_HUGETLB);
-	t_check(!mr && errno == EINVAL, "HUGETLB implicit: %s", mr ? "registered" : strerror(errno));
+	t_check(!mr && errno == EINVAL, "HUGETLB implicit: %s",
+		mr ? "registered" : strerror(errno));
 	if (mr)
 		ibv_dereg_mr(mr);
 
