@@ -30,12 +30,6 @@ struct dmabuf {
 	int fd;		/* the dma-buf */
 };
 
-struct dmabuf *dmabuf_alloc(uint64_t size, int gpu, int gtt);
-void dmabuf_free(struct dmabuf *dmabuf);
-int dmabuf_get_drm_fd(struct dmabuf *dmabuf);
-int dmabuf_get_fd(struct dmabuf *dmabuf);
-uint64_t dmabuf_get_offset(struct dmabuf *dmabuf);
-
 /* @gpu and @gtt choose a GPU and its memory: there is one kind here. */
 struct dmabuf *dmabuf_alloc(uint64_t size, int gpu, int gtt)
 {
