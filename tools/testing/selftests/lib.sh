@@ -7,12 +7,22 @@ T_SUITE=${T_SUITE:-$(basename "$0" .sh)}
 T_BIN=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bin
 T_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
+# The end of the last verdict, or the suite's start, in microseconds
+# (whatever the locale's decimal point): a verdict that came 5 s or more
+# after it says how long, as testlib's C cases do, so that a CI log shows
+# where a suite's time went.
+_t_last=${EPOCHREALTIME//[.,]/}
+
 _t_report()
 {
-	local verdict=$1 name=$2 detail=$3
+	local verdict=$1 name=$2 detail=$3 now tenths
 
 	echo "$verdict - $T_SUITE: $name"
 	[ -n "$detail" ] && printf '%s\n' "$detail" | head -20 | sed 's/^/#   /'
+	now=${EPOCHREALTIME//[.,]/}
+	tenths=$(( (now - _t_last) / 100000 ))
+	[ "$tenths" -ge 50 ] && echo "# the case took $((tenths / 10)).$((tenths % 10)) s"
+	_t_last=$now
 	return 0
 }
 

@@ -166,10 +166,11 @@ static inline struct ib_mr *fn##_compat(struct ib_pd *pd, u64 offset,	\
 #endif
 
 /*
- * 7.1 renamed the importer's move_notify to invalidate_mappings, and
- * dma_buf_move_notify() to dma_buf_invalidate_mappings().
+ * 7.0 renamed the importer's move_notify to invalidate_mappings, and
+ * dma_buf_move_notify() to dma_buf_invalidate_mappings() (commits of
+ * 2026-01-24, the revocation series).
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 1, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 #define STAG_DMA_BUF_INVALIDATE_OP(fn)	.invalidate_mappings = fn
 #else
 #define STAG_DMA_BUF_INVALIDATE_OP(fn)	.move_notify = fn
