@@ -99,7 +99,6 @@ static unsigned long clear_range(struct stag_odp *odp, unsigned long first, unsi
  */
 static void wait_accesses(struct stag_odp *odp)
 {
-	atomic64_inc(&odp->invalidations);
 	lock_map_acquire(&stag_odp_access_map);
 	lock_map_release(&stag_odp_access_map);
 	wait_var_event(&odp->inflight, !atomic_read(&odp->inflight));
@@ -125,16 +124,15 @@ static bool odp_invalidate(struct mmu_interval_notifier *mni,
 	spin_unlock(&odp->lock);
 	if (!cleared)
 		return true;
+	atomic64_inc(&odp->invalidations);
 	/*
 	 * Entries are gone: no access takes a page of the range any more.
 	 * Those that took one before finish their page first. Without
 	 * sleeping (the OOM reaper) that cannot be waited for: the caller
 	 * comes back, and finds the entries clear.
 	 */
-	if (!blockable) {
-		atomic64_inc(&odp->invalidations);
+	if (!blockable)
 		return !atomic_read(&odp->inflight);
-	}
 	wait_accesses(odp);
 	return true;
 }
@@ -233,8 +231,10 @@ void stag_odp_invalidate(struct stag_odp *odp)
 	spin_lock(&odp->lock);
 	cleared = clear_range(odp, 0, odp->npages - 1);
 	spin_unlock(&odp->lock);
-	if (cleared)
-		wait_accesses(odp);
+	if (!cleared)
+		return;
+	atomic64_inc(&odp->invalidations);
+	wait_accesses(odp);
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_odp_invalidate);
 
