@@ -873,6 +873,13 @@ int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp, int vqp_sz
 /* Multicast: the kernel attaches the UD QP; nothing of it is in user space. */
 int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+/*
+ * Flows: the kernel keeps them; the ibv_flow holds the handle. Its specs
+ * are the user's, which libibverbs converts to the kernel's layout.
+ */
+int ibv_cmd_create_flow(struct ibv_qp *qp, struct ibv_flow *flow_id,
+			struct ibv_flow_attr *flow_attr, void *ucmd, size_t ucmd_size);
+int ibv_cmd_destroy_flow(struct ibv_flow *flow_id);
 
 /*
  * Shared receive queues. ibv_cmd_create_srq fills the handle and writes the

@@ -8,6 +8,7 @@
 
 #include "ah.h"
 #include "cq.h"
+#include "flow.h"
 #include "mw.h"
 #include "pd.h"
 #include "qp.h"
@@ -34,6 +35,7 @@ static const struct verbs_context_ops stag_context_ops = {
 	.create_ah = stag_create_ah,
 	.create_cq = stag_create_cq,
 	.create_cq_ex = stag_create_cq_ex,
+	.create_flow = stag_create_flow,
 	.create_qp = stag_create_qp,
 	.create_qp_ex = stag_create_qp_ex,
 	.create_srq = stag_create_srq,
@@ -44,6 +46,7 @@ static const struct verbs_context_ops stag_context_ops = {
 	.dereg_mr = stag_dereg_mr,
 	.destroy_ah = stag_destroy_ah,
 	.destroy_cq = stag_destroy_cq,
+	.destroy_flow = stag_destroy_flow,
 	.destroy_qp = stag_destroy_qp,
 	.destroy_srq = stag_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,

@@ -432,6 +432,17 @@ int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t l
 	abort();
 }
 
+int ibv_cmd_create_flow(struct ibv_qp *qp, struct ibv_flow *flow_id,
+			struct ibv_flow_attr *flow_attr, void *ucmd, size_t ucmd_size)
+{
+	abort();
+}
+
+int ibv_cmd_destroy_flow(struct ibv_flow *flow_id)
+{
+	abort();
+}
+
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,
 				    struct verbs_context *context_offset, uint32_t driver_id)
 {

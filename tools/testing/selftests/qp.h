@@ -38,7 +38,7 @@ int qp_cases_main(const char *suite, const char *timeout_env, int limit,
 /* Each part's cases, ending with { NULL }. */
 extern const struct qp_case rc_cases[], err_cases[], xport_cases[], api_cases[],
 	hostile_cases[], atomic_write_cases[], flush_cases[], timestamp_cases[], import_cases[],
-	pd_cases[], mcast_cases[], dmabuf_cases[], xrc_cases[];
+	pd_cases[], mcast_cases[], dmabuf_cases[], xrc_cases[], raweth_cases[];
 
 /* ---- buffers ---- */
 
@@ -133,7 +133,7 @@ bool async_event(enum ibv_event_type type, void *obj, int ms);
 
 /* ---- the case in progress ---- */
 
-enum kind { K_MAP, K_MR, K_CHANNEL, K_CQ, K_SRQ, K_QP, K_AH, K_XRCD };
+enum kind { K_MAP, K_MR, K_CHANNEL, K_CQ, K_SRQ, K_QP, K_AH, K_XRCD, K_FLOW };
 
 void track(enum kind kind, void *obj, size_t len);
 void untrack(void *obj);

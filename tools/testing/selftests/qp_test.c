@@ -499,7 +499,7 @@ int main(int argc, char **argv)
 	const struct qp_case *parts[] = { rc_cases, err_cases, xport_cases, api_cases,
 					  hostile_cases, atomic_write_cases, flush_cases,
 					  timestamp_cases, import_cases, pd_cases, mcast_cases,
-					  dmabuf_cases, xrc_cases };
+					  dmabuf_cases, xrc_cases, raweth_cases };
 
 	return qp_cases_main("qp", "STAG_QP_TIMEOUT", 30, parts, ARRAY_SIZE(parts), argc, argv);
 }

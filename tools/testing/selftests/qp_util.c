@@ -77,6 +77,8 @@ static int release(const struct tracked *t)
 		return ibv_destroy_qp(t->obj);
 	case K_AH:
 		return ibv_destroy_ah(t->obj);
+	case K_FLOW:
+		return ibv_destroy_flow(t->obj);
 	default:
 		return ibv_close_xrcd(t->obj);
 	}
@@ -87,7 +89,7 @@ void case_release(void)
 {
 	static const char * const names[] = { "munmap", "ibv_dereg_mr",
 		"ibv_destroy_comp_channel", "ibv_destroy_cq", "ibv_destroy_srq",
-		"ibv_destroy_qp", "ibv_destroy_ah", "ibv_close_xrcd" };
+		"ibv_destroy_qp", "ibv_destroy_ah", "ibv_close_xrcd", "ibv_destroy_flow" };
 	int ret;
 
 	while (ntracked > 0) {

@@ -137,6 +137,7 @@ static void init_attr(struct stag_dev *sdev)
 	attr->max_pd = sdev->res.max[STAG_RES_PD];
 	attr->max_mr = sdev->res.max[STAG_RES_MR];
 	attr->max_qp = sdev->res.max[STAG_RES_QP];
+	attr->max_raw_ethy_qp = attr->max_qp;
 	attr->max_qp_wr = STAG_MAX_QP_WR;
 	attr->max_send_sge = STAG_MAX_SGE;
 	attr->max_recv_sge = STAG_MAX_SGE;

@@ -27,9 +27,10 @@ struct stag_dev {
 
 	/*
 	 * The netdev this device was created on. The ib core holds a
-	 * reference from ib_device_set_netdev() until unregistration; the
-	 * pointer is used only to match netdev events, never dereferenced
-	 * outside them.
+	 * reference from ib_device_set_netdev() until unregistration, which
+	 * destroys every QP before it lets go. The pointer is used to match
+	 * netdev events and flows, and only a Raw Packet QP's send
+	 * (raweth.c) dereferences it, holding its QP.
 	 */
 	struct net_device *ndev;
 

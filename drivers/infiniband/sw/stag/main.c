@@ -9,6 +9,7 @@
 
 #include "debugfs.h"
 #include "dmabuf.h"
+#include "flow.h"
 #include "link.h"
 #include "odp.h"
 #include "qp.h"
@@ -47,6 +48,7 @@ err_debugfs:
 static void __exit stag_mod_exit(void)
 {
 	stag_link_uninit();
+	stag_flow_uninit();
 	stag_dmabuf_uninit();
 	stag_odp_wq_uninit();
 	stag_qp_wq_uninit();

@@ -22,6 +22,7 @@
 #include "cq.h"
 #include "dev.h"
 #include "qp.h"
+#include "raweth.h"
 #include "req.h"
 #include "resp.h"
 #include "roce.h"
@@ -75,7 +76,10 @@ static void qp_work(struct work_struct *work)
 {
 	struct stag_qp *qp = container_of(work, struct stag_qp, work);
 
-	stag_roce_resp_run(qp);
+	if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
+		stag_raweth_recv_run(qp);
+	else
+		stag_roce_resp_run(qp);
 	stag_req_run(qp);
 	if (stag_qp_state(qp) == IB_QPS_ERR)
 		stag_resp_flush(qp);
@@ -165,6 +169,11 @@ static int check_init_attr(const struct ib_qp_init_attr *init, bool user)
 	case IB_QPT_GSI:
 		if (user)
 			return -EINVAL;
+		break;
+	case IB_QPT_RAW_PACKET:
+		/* The core lets only CAP_NET_RAW create one; no kernel consumer does. */
+		if (!user)
+			return -EOPNOTSUPP;
 		break;
 	case IB_QPT_XRC_INI:
 		/* No kernel consumer uses XRC, and ib_post_send has no SRQ number. */

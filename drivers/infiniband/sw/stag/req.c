@@ -73,6 +73,46 @@ void stag_req_done(struct stag_qp *qp, struct stag_send *s, enum ib_wc_status st
 	s->status = status;
 }
 
+/**
+ * stag_req_read_payload() - bytes of a send's message, through the gate
+ * @qp: the send's QP, its sq.mutex held
+ * @s: the send
+ * @dst: where they go
+ * @off: from this offset of the message
+ * @len: this many
+ *
+ * From the WQE itself for inline data and an atomic write's eight bytes;
+ * from the send's buffers, checked against the QP's L_Keys, otherwise.
+ *
+ * Return: 0, or the gate's error.
+ */
+int stag_req_read_payload(struct stag_qp *qp, const struct stag_send *s, void *dst, u64 off,
+			  u32 len)
+{
+	const struct stag_swqe *wqe = &s->wqe;
+	struct stag_gate_who who = stag_qp_who(qp);
+	int ret;
+
+	lockdep_assert_held(&qp->sq.mutex);
+	if (!len)
+		return 0;
+	if (stag_wqe_is_atomic_write(wqe->hdr.opcode)) {
+		memcpy(dst, &wqe->hdr.wr.atomic.swap, len);
+		return 0;
+	}
+	if (wqe->hdr.send_flags & IB_SEND_INLINE) {
+		memcpy(dst, wqe->inline_data + off, len);
+		return 0;
+	}
+	ret = stag_sgl_build_range(qp->sq.local, &to_stag_dev(qp->ibqp.device)->tpt, &who,
+				   wqe->sge, wqe->hdr.num_sge, 0, off, len);
+	if (ret)
+		return ret;
+	ret = stag_sgl_read(qp->sq.local, 0, dst, len);
+	stag_sgl_release(qp->sq.local);
+	return ret;
+}
+
 void stag_req_timer(struct timer_list *t)
 {
 	struct stag_qp *qp = timer_container_of(qp, t, sq.timer);

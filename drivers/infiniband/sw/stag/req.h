@@ -20,6 +20,8 @@ void stag_req_timer(struct timer_list *t);
 
 struct stag_send *stag_req_send(struct stag_qp *qp, u32 index);
 void stag_req_done(struct stag_qp *qp, struct stag_send *s, enum ib_wc_status status);
+int stag_req_read_payload(struct stag_qp *qp, const struct stag_send *s, void *dst, u64 off,
+			  u32 len);
 void stag_req_arm(struct stag_qp *qp, unsigned long delay);
 void stag_req_disarm(struct stag_qp *qp);
 unsigned long stag_req_rnr_delay(u8 min_rnr_timer);

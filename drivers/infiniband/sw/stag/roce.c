@@ -76,6 +76,9 @@ static enum stag_counter check_qp(const struct stag_qp *qp, const struct stag_pk
 {
 	enum ib_qp_state state = stag_qp_state(qp);
 
+	/* A Raw Packet QP takes Ethernet frames its flows match, never RoCE. */
+	if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
+		return STAG_CNT_DROP_QP_STATE;
 	if ((p->opcode & STAG_OP_CLASS_MASK) != stag_roce_class(qp))
 		return STAG_CNT_DROP_QP_STATE;
 	/* An XRC INI QP takes only responses, a TGT QP only requests. */

@@ -79,33 +79,6 @@ static u32 read_resume_psn(const struct stag_send *s, u32 mtu)
 
 /* ---- building request packets ---- */
 
-/* The payload of a packet, from the send's buffers through the gate. */
-static int copy_payload(struct stag_qp *qp, const struct stag_send *s, void *dst, u64 off,
-			u32 len)
-{
-	const struct stag_swqe *wqe = &s->wqe;
-	struct stag_gate_who who = stag_qp_who(qp);
-	int ret;
-
-	if (!len)
-		return 0;
-	if (stag_wqe_is_atomic_write(wqe->hdr.opcode)) {
-		memcpy(dst, &wqe->hdr.wr.atomic.swap, len);
-		return 0;
-	}
-	if (wqe->hdr.send_flags & IB_SEND_INLINE) {
-		memcpy(dst, wqe->inline_data + off, len);
-		return 0;
-	}
-	ret = stag_sgl_build_range(qp->sq.local, &dev_of(qp)->tpt, &who, wqe->sge,
-				   wqe->hdr.num_sge, 0, off, len);
-	if (ret)
-		return ret;
-	ret = stag_sgl_read(qp->sq.local, 0, dst, len);
-	stag_sgl_release(qp->sq.local);
-	return ret;
-}
-
 /* The headers a send's packet at @psn carries, and its payload's place. */
 static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 psn,
 			    struct stag_pkt *p, u64 *off, u32 *len)
@@ -219,7 +192,7 @@ static int send_packet(struct stag_qp *qp, struct stag_send *s, u32 psn)
 	if (!skb)
 		return -ENOMEM;
 	stag_pkt_build(skb->data, &p);
-	ret = copy_payload(qp, s, skb->data + hlen, off, len);
+	ret = stag_req_read_payload(qp, s, skb->data + hlen, off, len);
 	if (ret) {
 		kfree_skb(skb);
 		return ret;

@@ -14,6 +14,7 @@
 #include "counters.h"
 #include "cq.h"
 #include "dev.h"
+#include "flow.h"
 #include "mcast.h"
 #include "mr.h"
 #include "mw.h"
@@ -113,6 +114,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.attach_mcast = stag_mcast_attach,
 	.create_ah = stag_ah_create,
 	.create_cq = stag_cq_create,
+	.create_flow = stag_flow_create,
 	.create_qp = stag_qp_create,
 	.create_srq = stag_srq_create,
 	.create_user_ah = stag_ah_create,
@@ -125,6 +127,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.dereg_mr = stag_mr_dereg,
 	.destroy_ah = stag_ah_destroy,
 	.destroy_cq = stag_cq_destroy,
+	.destroy_flow = stag_flow_destroy,
 	.destroy_qp = stag_qp_destroy,
 	.destroy_srq = stag_srq_destroy,
 	.detach_mcast = stag_mcast_detach,

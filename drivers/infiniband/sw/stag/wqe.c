@@ -43,6 +43,9 @@ static bool opcode_allowed(enum ib_qp_type type, u8 opcode)
 {
 	bool rc = type == IB_QPT_RC || type == IB_QPT_XRC_INI;
 
+	/* A Raw Packet QP sends frames, nothing else. */
+	if (type == IB_QPT_RAW_PACKET)
+		return opcode == IB_WR_SEND;
 	switch (opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:

@@ -3,10 +3,12 @@
  * Which transport a QP's sends take. A connected QP (RC, UC) whose peer
  * is on this host goes over loopback, unless the loopback module
  * parameter is off; every other goes on the wire, if the wire is up. A
- * UD QP decides send by send (roce_req.c).
+ * UD QP decides send by send (roce_req.c). A Raw Packet QP's frames go to
+ * its netdev (raweth.c).
  */
 
 #include "qp.h"
+#include "raweth.h"
 #include "roce.h"
 #include "route.h"
 #include "xport.h"
@@ -23,6 +25,8 @@ const struct stag_xport *stag_xport_select(struct stag_qp *qp)
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		return &stag_roce_ud_xport;
+	case IB_QPT_RAW_PACKET:
+		return &stag_raweth_xport;
 	default:
 		break;
 	}

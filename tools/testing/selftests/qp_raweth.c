@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Raw Packet QPs and flows: a send is an Ethernet frame, and a QP receives
+ * the frames its flows (ibv_create_flow) match.
+ *
+ * Frames go to a group address, which the device loops back to this
+ * host's flows as a NIC's switch does; the sending QP never gets its own.
+ * Every received frame is compared byte for byte, with the bytes after it
+ * and the guards unchanged; frames a flow does not match (one field off
+ * by one) must not arrive. The refusals give their exact errno or status,
+ * a process without CAP_NET_RAW gets EPERM, a RoCE send that names a raw
+ * QP's number is dropped, and flows come and go while frames arrive.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <arpa/inet.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "qp.h"
+
+#define FRAME		200	/* bytes of most frames sent */
+#define RXLEN		512	/* bytes of a receive buffer */
+#define ETYPE_TEST	0x88b5	/* IEEE local experimental */
+#define PORT_A		5678
+
+static const uint8_t group[6] = { 0x01, 0x50, 0x56, 0x19, 0x20, 0xa7 };
+static const uint8_t group2[6] = { 0x01, 0x50, 0x56, 0x19, 0x20, 0xa8 };
+static const uint8_t src_mac[6] = { 0x24, 0x8a, 0x07, 0xa5, 0x28, 0xc8 };
+static const uint8_t ip6_dst[16] = { 0xb0, 0xb1, [12] = 0xb6, 0xb7, 0xb8, 0xb9 };
+
+/* ---- frames ---- */
+
+struct frame {
+	const uint8_t *dst;
+	int ip;			/* 0 (ETYPE_TEST), 4 or 6 */
+	int l4;			/* 0, IPPROTO_UDP or IPPROTO_TCP */
+	uint16_t dport;
+	uint8_t dst_last;	/* the IPv4 destination is 2.2.2.<dst_last> */
+	bool fragment;		/* IPv4: not the first fragment */
+};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+/* @len bytes of fill(@seed) under the headers @f describes. */
+static void frame_build(uint8_t *p, size_t len, const struct frame *f, unsigned int seed)
+{
+	size_t off = 14;
+
+	fill(p, len, seed);
+	memcpy(p, f->dst, 6);
+	memcpy(p + 6, src_mac, 6);
+	if (f->ip == 4) {
+		put16(p + 12, 0x0800);
+		p[14] = 0x45;
+		p[15] = 0;
+		put16(p + 16, len - 14);
+		put16(p + 20, f->fragment ? 0x2000 | 100 : 0x4000);
+		p[22] = 64;
+		p[23] = f->l4 ?: 253;
+		memcpy(p + 26, (uint8_t[]){ 1, 1, 1, 1 }, 4);
+		memcpy(p + 30, (uint8_t[]){ 2, 2, 2, f->dst_last }, 4);
+		off += 20;
+	} else if (f->ip == 6) {
+		put16(p + 12, 0x86dd);
+		memcpy(p + 14, (uint8_t[]){ 0x60, 0, 0, 0 }, 4);
+		put16(p + 18, len - 54);
+		p[20] = f->l4 ?: 253;
+		p[21] = 64;
+		memset(p + 22, 0xa0, 16);
+		memcpy(p + 38, ip6_dst, 16);
+		off += 40;
+	} else {
+		put16(p + 12, ETYPE_TEST);
+	}
+	if (f->l4) {
+		put16(p + off, 1234);
+		put16(p + off + 2, f->dport);
+	}
+}
+
+/* ---- flows ---- */
+
+struct flow_buf {
+	union {
+		struct ibv_flow_attr attr;
+		uint8_t b[512];
+	};
+};
+
+static void fa_init(struct flow_buf *f, uint16_t priority)
+{
+	memset(f, 0, sizeof(*f));
+	f->attr.type = IBV_FLOW_ATTR_NORMAL;
+	f->attr.size = sizeof(f->attr);
+	f->attr.priority = priority;
+	f->attr.port = 1;
+}
+
+static void *fa_add(struct flow_buf *f, uint32_t type, uint16_t size)
+{
+	struct ibv_flow_spec *s = (struct ibv_flow_spec *)(f->b + f->attr.size);
+
+	s->hdr.type = type;
+	s->hdr.size = size;
+	f->attr.size += size;
+	f->attr.num_of_specs++;
+	return s;
+}
+
+static void fa_eth(struct flow_buf *f, const uint8_t *dst, uint16_t etype)
+{
+	struct ibv_flow_spec_eth *e = fa_add(f, IBV_FLOW_SPEC_ETH, sizeof(*e));
+
+	memcpy(e->val.dst_mac, dst, 6);
+	memset(e->mask.dst_mac, 0xff, 6);
+	if (etype) {
+		e->val.ether_type = htons(etype);
+		e->mask.ether_type = 0xffff;
+	}
+}
+
+static void fa_ip4(struct flow_buf *f, uint8_t dst_last)
+{
+	struct ibv_flow_spec_ipv4_ext *s = fa_add(f, IBV_FLOW_SPEC_IPV4_EXT, sizeof(*s));
+
+	memcpy(&s->val.dst_ip, (uint8_t[]){ 2, 2, 2, dst_last }, 4);
+	s->mask.dst_ip = 0xffffffff;
+}
+
+static void fa_ip6(struct flow_buf *f)
+{
+	struct ibv_flow_spec_ipv6 *s = fa_add(f, IBV_FLOW_SPEC_IPV6, sizeof(*s));
+
+	memcpy(s->val.dst_ip, ip6_dst, 16);
+	memset(s->mask.dst_ip, 0xff, 16);
+}
+
+static void fa_l4(struct flow_buf *f, int proto, uint16_t dport)
+{
+	struct ibv_flow_spec_tcp_udp *s =
+		fa_add(f, proto == IPPROTO_TCP ? IBV_FLOW_SPEC_TCP : IBV_FLOW_SPEC_UDP, sizeof(*s));
+
+	s->val.dst_port = htons(dport);
+	s->mask.dst_port = 0xffff;
+}
+
+static struct ibv_flow *flow_new(struct end *e, struct flow_buf *f)
+{
+	struct ibv_flow *flow = ibv_create_flow(e->qp, &f->attr);
+
+	if (!flow) {
+		t_fail("ibv_create_flow on QP %#x: %s", e->qp->qp_num, strerror(errno));
+		return NULL;
+	}
+	track(K_FLOW, flow, 0);
+	return flow;
+}
+
+static void expect_flow_refused(struct end *e, struct flow_buf *f, int err, const char *what)
+{
+	struct ibv_flow *flow = ibv_create_flow(e->qp, &f->attr);
+
+	if (flow) {
+		t_fail("%s: ibv_create_flow succeeded, expected %s", what, strerror(err));
+		track(K_FLOW, flow, 0);
+		return;
+	}
+	t_check(errno == err, "%s: ibv_create_flow: %s, expected %s", what, strerror(errno),
+		strerror(err));
+}
+
+/* ---- QPs ---- */
+
+/* A Raw Packet QP with CQs of its own, in RTS; NULL (the case skipped) where there is none. */
+static struct end *raw_end(void)
+{
+	struct ibv_cq *scq = cq_new(), *rcq = cq_new();
+	struct ibv_qp_init_attr a = {
+		.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_send_sge = MAX_SGE,
+			 .max_recv_sge = MAX_SGE, .max_inline_data = MAX_INLINE },
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct end *e;
+	int ret;
+
+	if (!scq || !rcq)
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	e->scq = scq;
+	e->rcq = rcq;
+	e->qp = ibv_create_qp(pd, &a);
+	if (!e->qp) {
+		if (errno == EOPNOTSUPP && !is_stag())
+			case_skip("the device has no Raw Packet QPs");
+		else
+			t_fail("ibv_create_qp RAW_PACKET: %s", strerror(errno));
+		return NULL;
+	}
+	track(K_QP, e->qp, 0);
+	ret = ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PORT);
+	attr.qp_state = IBV_QPS_RTR;
+	if (!ret)
+		ret = ibv_modify_qp(e->qp, &attr, IBV_QP_STATE);
+	attr.qp_state = IBV_QPS_RTS;
+	if (!ret)
+		ret = ibv_modify_qp(e->qp, &attr, IBV_QP_STATE);
+	t_check(!ret, "raw QP %#x to RTS: %s", e->qp->qp_num, strerror(ret));
+	return ret ? NULL : e;
+}
+
+/* Sends @len bytes of @tx as one frame; its completion must be @status. */
+static bool send_frame(struct end *e, struct buf *tx, size_t len, uint64_t wr_id,
+		       enum ibv_wc_status status, const char *what)
+{
+	struct ibv_sge sg = sge_of(tx, 0, len);
+	struct ibv_send_wr wr = wr_send(wr_id, &sg, 1);
+
+	return !post(e, &wr) && expect_wc(e->scq, wr_id, status, IBV_WC_SEND, NULL, what);
+}
+
+/* The frame must be in @rx whole, what follows it blank, the guards intact. */
+static void expect_frame(struct end *e, struct buf *rx, uint64_t wr_id, const uint8_t *frame,
+			 size_t len, const char *what)
+{
+	uint8_t want[RXLEN];
+	struct ibv_wc wc;
+
+	if (!expect_wc(e->rcq, wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, &wc, what))
+		return;
+	t_check(wc.byte_len == len, "%s: byte_len %u, expected %zu", what, wc.byte_len, len);
+	fill(want, rx->len, BLANK);
+	memcpy(want, frame, len);
+	expect_bytes(rx->data, want, rx->len, what);
+	expect_guards(rx, what);
+}
+
+/* Sends a frame from @a that only @b of @ends may receive, into its posted @rx. */
+static void expect_only(struct end *a, struct buf *tx, const struct frame *f, struct end *b,
+			struct buf *rx, struct end *const *ends, int n, const char *what)
+{
+	static unsigned int seed = 100;
+	struct ibv_sge sg;
+	int i;
+
+	frame_build((uint8_t *)tx->data, FRAME, f, ++seed);
+	if (!send_frame(a, tx, FRAME, seed, IBV_WC_SUCCESS, what))
+		return;
+	if (b) {
+		expect_frame(b, rx, 1, (uint8_t *)tx->data, FRAME, what);
+		fill(rx->data, rx->len, BLANK);
+		sg = sge_of(rx, 0, rx->len);
+		post_recv(b, 1, &sg, 1);
+	}
+	for (i = 0; i < n; i++)
+		if (ends[i] != b)
+			expect_none(ends[i]->rcq, QUIET_MS, what);
+}
+
+/* ---- cases ---- */
+
+/* An Ethernet flow: the frame lands whole; the sender, a group off by one, a type: nothing. */
+static void raweth_eth(void)
+{
+	struct end *a = raw_end(), *b = a ? raw_end() : NULL;
+	struct buf *tx = buf_new(RXLEN, LW), *rx = buf_new(RXLEN, LW), *arx = buf_new(RXLEN, LW);
+	struct frame f = { .dst = group };
+	struct flow_buf fb;
+	struct ibv_sge sg;
+
+	if (!b || !tx || !rx || !arx)
+		return;
+	fa_init(&fb, 0);
+	fa_eth(&fb, group, ETYPE_TEST);
+	if (!flow_new(b, &fb) || !flow_new(a, &fb))
+		return;
+	sg = sge_of(rx, 0, RXLEN);
+	post_recv(b, 1, &sg, 1);
+	sg = sge_of(arx, 0, RXLEN);
+	post_recv(a, 1, &sg, 1);
+	expect_only(a, tx, &f, b, rx, (struct end *[]){ a, b }, 2,
+		    "a frame to the group its flow names (the sender's own flow too)");
+	f.dst = group2;
+	expect_only(a, tx, &f, NULL, rx, (struct end *[]){ a, b }, 2, "another group");
+	f.dst = group;
+	f.ip = 4;
+	expect_only(a, tx, &f, NULL, rx, (struct end *[]){ a, b }, 2, "another ether type");
+	expect_guards(tx, "the frame sent");
+	expect_blank(arx, "the sender's receive");
+}
+
+/* IPv4 with UDP, IPv6 with TCP: addresses and ports, each one off, and a later fragment. */
+static void raweth_l3l4(void)
+{
+	struct end *a = raw_end(), *b = a ? raw_end() : NULL, *c = b ? raw_end() : NULL;
+	struct buf *tx = buf_new(RXLEN, LW), *rxb = buf_new(RXLEN, LW), *rxc = buf_new(RXLEN, LW);
+	struct frame f = { .dst = group, .ip = 4, .l4 = IPPROTO_UDP, .dport = PORT_A,
+			   .dst_last = 2 };
+	struct end *all[3] = { a, b, c };
+	struct flow_buf fb;
+	struct ibv_sge sg;
+
+	if (!c || !tx || !rxb || !rxc)
+		return;
+	fa_init(&fb, 0);
+	fa_ip4(&fb, 2);
+	fa_l4(&fb, IPPROTO_UDP, PORT_A);
+	if (!flow_new(b, &fb))
+		return;
+	fa_init(&fb, 0);
+	fa_eth(&fb, group, 0x86dd);
+	fa_ip6(&fb);
+	fa_l4(&fb, IPPROTO_TCP, PORT_A);
+	if (!flow_new(c, &fb))
+		return;
+	sg = sge_of(rxb, 0, RXLEN);
+	post_recv(b, 1, &sg, 1);
+	sg = sge_of(rxc, 0, RXLEN);
+	post_recv(c, 1, &sg, 1);
+
+	expect_only(a, tx, &f, b, rxb, all, 3, "IPv4 UDP to 2.2.2.2 port 5678");
+	f.dport = PORT_A + 1;
+	expect_only(a, tx, &f, NULL, NULL, all, 3, "IPv4 UDP to port 5679");
+	f.dport = PORT_A;
+	f.dst_last = 3;
+	expect_only(a, tx, &f, NULL, NULL, all, 3, "IPv4 UDP to 2.2.2.3");
+	f.dst_last = 2;
+	f.l4 = IPPROTO_TCP;
+	expect_only(a, tx, &f, NULL, NULL, all, 3, "IPv4 TCP (the flow names UDP)");
+	f.l4 = IPPROTO_UDP;
+	f.fragment = true;
+	expect_only(a, tx, &f, NULL, NULL, all, 3, "a later IPv4 fragment: no UDP header");
+	f = (struct frame){ .dst = group, .ip = 6, .l4 = IPPROTO_TCP, .dport = PORT_A };
+	expect_only(a, tx, &f, c, rxc, all, 3, "IPv6 TCP to b0b1::b6b7:b8b9 port 5678");
+	f.l4 = IPPROTO_UDP;
+	expect_only(a, tx, &f, NULL, NULL, all, 3, "IPv6 UDP (the flow names TCP)");
+}
+
+/* The best priority wins; QPs at it each get one copy, however many flows match. */
+static void raweth_priority(void)
+{
+	struct end *a = raw_end(), *b = a ? raw_end() : NULL, *c = b ? raw_end() : NULL;
+	struct buf *tx = buf_new(RXLEN, LW), *rxb = buf_new(RXLEN, LW), *rxc = buf_new(RXLEN, LW);
+	struct frame f = { .dst = group };
+	struct end *all[3] = { a, b, c };
+	struct flow_buf fb;
+	struct ibv_sge sg;
+	uint8_t frame[FRAME];
+	struct ibv_flow *cf;
+
+	if (!c || !tx || !rxb || !rxc)
+		return;
+	fa_init(&fb, 1);
+	fa_eth(&fb, group, 0);
+	if (!flow_new(b, &fb))
+		return;
+	fa_init(&fb, 0);
+	fa_eth(&fb, group, 0);
+	cf = flow_new(c, &fb);
+	if (!cf)
+		return;
+	sg = sge_of(rxb, 0, RXLEN);
+	post_recv(b, 1, &sg, 1);
+	sg = sge_of(rxc, 0, RXLEN);
+	post_recv(c, 1, &sg, 1);
+	expect_only(a, tx, &f, c, rxc, all, 3, "priority 0 over priority 1");
+
+	/* A second flow of c's at 0, and one of b's: each gets one copy. */
+	fa_init(&fb, 0);
+	fa_eth(&fb, group, ETYPE_TEST);
+	if (!flow_new(c, &fb) || !flow_new(b, &fb))
+		return;
+	frame_build(frame, FRAME, &f, 77);
+	memcpy(tx->data, frame, FRAME);
+	if (!send_frame(a, tx, FRAME, 2, IBV_WC_SUCCESS, "two QPs at priority 0"))
+		return;
+	expect_frame(b, rxb, 1, frame, FRAME, "b, at priority 0 now");
+	expect_frame(c, rxc, 1, frame, FRAME, "c, two flows at priority 0");
+	fill(rxc->data, RXLEN, BLANK);
+	sg = sge_of(rxc, 0, RXLEN);
+	post_recv(c, 1, &sg, 1);
+	expect_none(c->rcq, QUIET_MS, "c's second copy");
+	expect_none(a->rcq, 0, "the sender");
+
+	/* Another type matched c's first flow alone; with it gone, b's priority 1 flow. */
+	f.ip = 4;
+	expect_only(a, tx, &f, c, rxc, all, 3, "IPv4: c's flow for any type, at 0");
+	t_check(!ibv_destroy_flow(cf), "ibv_destroy_flow: %s", strerror(errno));
+	untrack(cf);
+	fill(rxb->data, RXLEN, BLANK);
+	sg = sge_of(rxb, 0, RXLEN);
+	post_recv(b, 1, &sg, 1);
+	expect_only(a, tx, &f, b, rxb, all, 3, "IPv4 after c's flow for any type is destroyed");
+}
+
+/* Reads the first line of @path into @buf, without its newline. */
+static bool read_line(const char *path, char *buf, size_t len)
+{
+	FILE *fp = fopen(path, "r");
+	bool ok = fp && fgets(buf, len, fp);
+
+	if (fp)
+		fclose(fp);
+	if (!ok) {
+		t_fail("%s: %s", path, strerror(errno));
+		return false;
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	return true;
+}
+
+/* The netdev's MTU: frames may be that much past their Ethernet and one VLAN header. */
+static long netdev_mtu(void)
+{
+	char path[256], name[64], mtu[32];
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gid_attrs/ndevs/0",
+		 dev_name);
+	if (!read_line(path, name, sizeof(name)))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", name);
+	if (!read_line(path, mtu, sizeof(mtu)))
+		return -1;
+	return strtol(mtu, NULL, 10);
+}
+
+/* Flows refused with their errno; frames refused with their status. */
+static void raweth_refused(void)
+{
+	struct end *a = raw_end(), *b = a ? raw_end() : NULL, *ud;
+	long mtu = netdev_mtu();
+	struct buf *tx = buf_new(70000, LW), *rx = buf_new(64, LW);
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	struct frame f = { .dst = group };
+	struct ibv_send_wr wr;
+	struct flow_buf fb;
+	struct ibv_sge sg;
+	struct ibv_mr *mr2;
+	int ret;
+
+	if (!b || !tx || !rx || mtu <= 0 || !pd2)
+		return;
+	ud = end_new(IBV_QPT_UD, NULL, false);
+	if (!ud)
+		return;
+	fa_init(&fb, 0);
+	fa_eth(&fb, group, 0);
+	expect_flow_refused(ud, &fb, EOPNOTSUPP, "a flow on a UD QP");
+	fb.attr.port = 2;
+	expect_flow_refused(b, &fb, EINVAL, "port 2");
+	fb.attr.port = 1;
+	fb.attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
+	expect_flow_refused(b, &fb, EOPNOTSUPP, "an ALL_DEFAULT flow");
+	fb.attr.type = IBV_FLOW_ATTR_NORMAL;
+	fb.attr.flags = IBV_FLOW_ATTR_FLAGS_EGRESS;
+	expect_flow_refused(b, &fb, EOPNOTSUPP, "an egress flow");
+	fa_init(&fb, 0);
+	fa_eth(&fb, group, 0);
+	fa_eth(&fb, group2, 0);
+	expect_flow_refused(b, &fb, EINVAL, "two Ethernet specs");
+	fa_init(&fb, 0);
+	fa_ip4(&fb, 2);
+	fa_ip6(&fb);
+	expect_flow_refused(b, &fb, EINVAL, "IPv4 and IPv6 specs");
+	fa_init(&fb, 0);
+	fa_l4(&fb, IPPROTO_TCP, 1);
+	fa_l4(&fb, IPPROTO_UDP, 1);
+	expect_flow_refused(b, &fb, EINVAL, "TCP and UDP specs");
+	fa_init(&fb, 0);
+	fa_add(&fb, IBV_FLOW_SPEC_VXLAN_TUNNEL, sizeof(struct ibv_flow_spec_tunnel));
+	expect_flow_refused(b, &fb, EOPNOTSUPP, "a VXLAN spec");
+	fa_init(&fb, 0);
+	fa_add(&fb, IBV_FLOW_SPEC_ACTION_DROP, sizeof(struct ibv_flow_spec_action_drop));
+	expect_flow_refused(b, &fb, EOPNOTSUPP, "a drop action");
+
+	fa_init(&fb, 0);
+	fa_eth(&fb, group, 0);
+	if (!flow_new(b, &fb))
+		return;
+	ret = ibv_destroy_qp(b->qp);
+	t_check(ret == EBUSY, "ibv_destroy_qp of a QP with a flow: %s, expected EBUSY",
+		strerror(ret));
+	if (!ret)
+		untrack(b->qp);
+
+	/* Frames: the shortest (14) and the longest (MTU + 18) go, one byte past fails. */
+	frame_build((uint8_t *)tx->data, 70000, &f, 9);
+	send_frame(a, tx, 14, 1, IBV_WC_SUCCESS, "a 14-byte frame");
+	send_frame(a, tx, mtu + 18, 2, IBV_WC_SUCCESS, "a frame of MTU + 18 bytes");
+	send_frame(a, tx, 13, 3, IBV_WC_LOC_LEN_ERR, "a 13-byte frame");
+	expect_state(a->qp, IBV_QPS_ERR, "after a 13-byte frame");
+
+	a = raw_end();
+	if (!a)
+		return;
+	send_frame(a, tx, mtu + 19, 4, IBV_WC_LOC_LEN_ERR, "a frame of MTU + 19 bytes");
+	a = raw_end();
+	if (!a)
+		return;
+	sg = sge_of(tx, 0, FRAME);
+	wr = wr_send(5, &sg, 1);
+	wr.opcode = IBV_WR_SEND_WITH_IMM;
+	if (!post(a, &wr))
+		expect_wc(a->scq, 5, IBV_WC_LOC_QP_OP_ERR, IBV_WC_SEND, NULL,
+			  "SEND with immediate");
+	a = raw_end();
+	if (!a)
+		return;
+	mr2 = ibv_reg_mr(pd2, tx->data, FRAME, LW);
+	if (!mr2) {
+		t_fail("ibv_reg_mr in another PD: %s", strerror(errno));
+		return;
+	}
+	sg.lkey = mr2->lkey;
+	wr = wr_send(6, &sg, 1);
+	if (!post(a, &wr))
+		expect_wc(a->scq, 6, IBV_WC_LOC_PROT_ERR, IBV_WC_SEND, NULL,
+			  "a frame in an MR of another PD");
+	t_check(!ibv_dereg_mr(mr2), "ibv_dereg_mr: %s", strerror(errno));
+
+	/* A frame longer than the receive: LOC_LEN_ERR, the QP in error, the buffer blank. */
+	a = raw_end();
+	if (!a)
+		return;
+	sg = sge_of(rx, 0, 64);
+	post_recv(b, 7, &sg, 1);
+	frame_build((uint8_t *)tx->data, FRAME, &f, 10);
+	send_frame(a, tx, FRAME, 8, IBV_WC_SUCCESS, "a frame longer than the receive");
+	expect_wc(b->rcq, 7, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, NULL,
+		  "a frame longer than the receive");
+	expect_state(b->qp, IBV_QPS_ERR, "after a frame longer than its receive");
+	expect_blank(rx, "the receive too short");
+	t_check(!ibv_dealloc_pd(pd2), "ibv_dealloc_pd: %s", strerror(errno));
+}
+
+/* Without CAP_NET_RAW: no Raw Packet QP (EPERM); a UD QP still. */
+static void raweth_no_cap(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0) {
+		t_fail("fork: %s", strerror(errno));
+		return;
+	}
+	if (!pid) {
+		struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct d[2];
+		struct ibv_qp_init_attr a = { .qp_type = IBV_QPT_RAW_PACKET,
+					      .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						       .max_send_sge = 1, .max_recv_sge = 1 } };
+		struct ibv_context *c;
+		struct ibv_qp *qp;
+		struct ibv_pd *p;
+
+		if (syscall(SYS_capget, &h, d))
+			_exit(10);
+		d[CAP_NET_RAW / 32].effective &= ~(1u << (CAP_NET_RAW % 32));
+		d[CAP_NET_RAW / 32].permitted &= ~(1u << (CAP_NET_RAW % 32));
+		if (syscall(SYS_capset, &h, d))
+			_exit(11);
+		c = open_dev(dev_name);
+		p = c ? ibv_alloc_pd(c) : NULL;
+		a.send_cq = p ? ibv_create_cq(c, 4, NULL, NULL, 0) : NULL;
+		a.recv_cq = a.send_cq;
+		if (!a.send_cq)
+			_exit(12);
+		qp = ibv_create_qp(p, &a);
+		if (qp)
+			_exit(13);
+		if (errno != EPERM)
+			_exit(14);
+		a.qp_type = IBV_QPT_UD;
+		qp = ibv_create_qp(p, &a);
+		_exit(qp ? 0 : 15);
+	}
+	if (waitpid(pid, &status, 0) != pid) {
+		t_fail("waitpid: %s", strerror(errno));
+		return;
+	}
+	t_check(WIFEXITED(status) && !WEXITSTATUS(status),
+		"the child without CAP_NET_RAW: status %#x (13: a raw QP created, 14: not EPERM)",
+		status);
+}
+
+/* A UD send naming a raw QP's number is not a frame: the raw QP gets nothing. */
+static void raweth_not_roce(void)
+{
+	struct end *r = raw_end(), *ud = end_new(IBV_QPT_UD, NULL, false);
+	struct buf *tx = buf_new(FRAME, LW), *rx = buf_new(RXLEN, LW);
+	struct ibv_ah *ah = ah_new();
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+
+	/* No flow: nothing but a RoCE message taken for a frame could reach it. */
+	if (!r || !ud || !tx || !rx || !ah || !ud_ready(ud))
+		return;
+	sg = sge_of(rx, 0, RXLEN);
+	post_recv(r, 1, &sg, 1);
+	sg = sge_of(tx, 0, FRAME);
+	wr = wr_send(2, &sg, 1);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = r->qp->qp_num;
+	wr.wr.ud.remote_qkey = QKEY;
+	if (!post(ud, &wr))
+		expect_wc(ud->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "a UD send to a raw QP");
+	expect_none(r->rcq, QUIET_MS, "the raw QP the UD send named");
+	expect_blank(rx, "the raw QP's receive");
+}
+
+struct churn {
+	struct end *e;
+	int rounds;
+	int err;
+	bool done;		/* written by the thread, read with __atomic_load_n */
+};
+
+/* Creates and destroys a flow without end, while frames arrive. */
+static void *churn_flows(void *arg)
+{
+	struct churn *c = arg;
+	struct flow_buf fb;
+	struct ibv_flow *flow;
+	int i;
+
+	fa_init(&fb, 0);
+	fa_eth(&fb, group, ETYPE_TEST);
+	for (i = 0; i < c->rounds && !c->err; i++) {
+		flow = ibv_create_flow(c->e->qp, &fb.attr);
+		if (!flow) {
+			c->err = errno;
+			break;
+		}
+		if (ibv_destroy_flow(flow))
+			c->err = errno ?: EIO;
+	}
+	__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool t_check_len(uint32_t len)
+{
+	t_check(len == FRAME, "byte_len %u, expected %d", len, FRAME);
+	return len == FRAME;
+}
+
+/* Frame @i: fill(1000 + @i) under the headers, @i in the four bytes after them. */
+static void race_frame(uint8_t *p, uint32_t i)
+{
+	struct frame f = { .dst = group };
+
+	frame_build(p, FRAME, &f, 1000 + i);
+	memcpy(p + 14, &i, sizeof(i));
+}
+
+/*
+ * Takes the frames received so far, each checked against the frame its
+ * number names, numbers rising (frames arrive in the order sent, some
+ * not at all), and posts their receives again.
+ */
+static void race_take(struct end *b, struct buf *rx, int ms, uint32_t *last, int *got)
+{
+	struct ibv_wc wc[DEPTH];
+	uint8_t want[FRAME];
+	int i, n;
+
+	while ((n = poll_n(b->rcq, wc, DEPTH, ms)) > 0) {
+		for (i = 0; i < n; i++) {
+			char *slot = rx->data + wc[i].wr_id * FRAME;
+			struct ibv_sge sg = sge_of(rx, wc[i].wr_id * FRAME, FRAME);
+			uint32_t k;
+
+			if (!expect_wc_is(&wc[i], wc[i].wr_id, IBV_WC_SUCCESS, IBV_WC_RECV,
+					  "a frame received") || !t_check_len(wc[i].byte_len))
+				return;
+			memcpy(&k, slot + 14, sizeof(k));
+			race_frame(want, k);
+			t_check(!memcmp(slot, want, FRAME), "frame %u received is not as sent", k);
+			t_check(*got == 0 || k > *last, "frame %u received after frame %u", k,
+				*last);
+			*last = k;
+			(*got)++;
+			fill(slot, FRAME, BLANK);
+			post_recv(b, wc[i].wr_id, &sg, 1);
+		}
+		if (t_failing())
+			return;
+	}
+}
+
+/* Flows created and destroyed while frames arrive: each lands whole, in order. */
+static void raweth_race(void)
+{
+	struct end *a = raw_end(), *b = a ? raw_end() : NULL;
+	struct buf *tx = buf_new(FRAME, LW), *rx = buf_new(FRAME * DEPTH, LW);
+	struct churn c = { .rounds = 3000 };
+	int i, got = 0, sent = 0;
+	uint32_t last = 0;
+	pthread_t t;
+
+	if (!b || !tx || !rx)
+		return;
+	for (i = 0; i < DEPTH; i++) {
+		struct ibv_sge sg = sge_of(rx, i * FRAME, FRAME);
+
+		post_recv(b, i, &sg, 1);
+	}
+	c.e = b;
+	if (pthread_create(&t, NULL, churn_flows, &c)) {
+		t_fail("pthread_create");
+		return;
+	}
+	while ((!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) || sent < DEPTH) && sent < 20000 &&
+	       !t_failing()) {
+		race_frame((uint8_t *)tx->data, sent);
+		if (!send_frame(a, tx, FRAME, sent, IBV_WC_SUCCESS, "a frame while flows churn"))
+			break;
+		sent++;
+		race_take(b, rx, 0, &last, &got);
+	}
+	pthread_join(t, NULL);
+	t_check(!c.err, "creating and destroying flows: %s", strerror(c.err));
+	race_take(b, rx, QUIET_MS, &last, &got);
+	t_check(got <= sent, "%d frames received of %d sent", got, sent);
+	expect_guards(rx, "the receives");
+	expect_guards(tx, "the frame sent");
+	printf("# %d of %d frames sent while %d flows came and went were received\n", got, sent,
+	       c.rounds);
+}
+
+#define CASE(desc, fn) { desc, fn }
+
+const struct qp_case raweth_cases[] = {
+	CASE("raw: a frame to the group an Ethernet flow names lands whole; the sender's own "
+	     "flow, another group, another type: nothing", raweth_eth),
+	CASE("raw: IPv4/UDP and IPv6/TCP flows match addresses and ports; one off, the other "
+	     "L4, a later fragment: nothing", raweth_l3l4),
+	CASE("raw: the best priority wins; a QP with two flows at it gets one copy",
+	     raweth_priority),
+	CASE("raw: flows refused (UD QP, port, type, egress, specs) with their errno; frames of "
+	     "13 bytes, MTU + 19, SEND_WITH_IMM, another PD's lkey, too long for the receive: "
+	     "their statuses", raweth_refused),
+	CASE("raw: without CAP_NET_RAW a Raw Packet QP is EPERM", raweth_no_cap),
+	CASE("raw: a UD send naming a Raw Packet QP's number is not received", raweth_not_roce),
+	CASE("raw: flows created and destroyed while frames arrive: each lands whole, in order",
+	     raweth_race),
+	{ NULL }
+};
