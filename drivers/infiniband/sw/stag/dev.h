@@ -30,7 +30,8 @@ struct stag_dev {
 	 * reference from ib_device_set_netdev() until unregistration, which
 	 * destroys every QP before it lets go. The pointer is used to match
 	 * netdev events and flows, and only a Raw Packet QP's send
-	 * (raweth.c) dereferences it, holding its QP.
+	 * (raweth.c) and its flows' address filters (flow.c) dereference
+	 * it, holding the QP.
 	 */
 	struct net_device *ndev;
 

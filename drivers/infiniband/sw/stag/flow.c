@@ -49,7 +49,8 @@ struct stag_flow {
 	struct ib_flow ibflow;
 	struct list_head node;		/* on flows, under flows_lock and RCU */
 	struct stag_qp *qp;		/* referenced */
-	const struct net_device *ndev;	/* compared, never dereferenced */
+	struct net_device *ndev;	/* the QP's device's (dev.h) */
+	bool listens;			/* added dst_mac to the netdev's filter */
 	u16 priority;
 	struct stag_flow_fields val;	/* already under the mask */
 	struct stag_flow_fields mask;
@@ -390,6 +391,41 @@ void stag_flow_loop(const struct net_device *ndev, struct sk_buff *skb,
 
 /* ---- the verbs ---- */
 
+/*
+ * A flow for one destination address has the netdev take frames for it,
+ * as a NIC's steering does whatever the netdev asked for: a group joins
+ * the netdev's multicast filter, another station's address its unicast
+ * one (dev_mc_add() and dev_uc_add() count each address's users).
+ */
+static int listen_on(struct stag_flow *flow)
+{
+	const u8 *mac = flow->val.eth.dst_mac;
+	int ret;
+
+	if (!(flow->mask.layers & STAG_FLOW_ETH) ||
+	    !is_broadcast_ether_addr(flow->mask.eth.dst_mac) || is_broadcast_ether_addr(mac) ||
+	    ether_addr_equal(mac, flow->ndev->dev_addr))
+		return 0;
+	if (is_multicast_ether_addr(mac))
+		ret = dev_mc_add(flow->ndev, mac);
+	else
+		ret = dev_uc_add(flow->ndev, mac);
+	flow->listens = !ret;
+	return ret;
+}
+
+static void unlisten(struct stag_flow *flow)
+{
+	const u8 *mac = flow->val.eth.dst_mac;
+
+	if (!flow->listens)
+		return;
+	if (is_multicast_ether_addr(mac))
+		dev_mc_del(flow->ndev, mac);
+	else
+		dev_uc_del(flow->ndev, mac);
+}
+
 /**
  * stag_flow_create() - the create_flow verb
  * @ibqp: the QP the flow's frames go to
@@ -399,7 +435,8 @@ void stag_flow_loop(const struct net_device *ndev, struct sk_buff *skb,
  * Return: the flow; ERR_PTR of -EOPNOTSUPP for a QP that is not a Raw
  * Packet QP, a flow type but NORMAL, the EGRESS flag, or a spec stag does
  * not match on; -EINVAL for a port but stag's or a malformed spec list
- * (stag_flow_compile()); -ENOMEM past STAG_MAX_FLOWS.
+ * (stag_flow_compile()); -ENOMEM past STAG_MAX_FLOWS, or the netdev's
+ * error adding the flow's address to its filter.
  */
 struct ib_flow *stag_flow_create(struct ib_qp *ibqp, struct ib_flow_attr *attr,
 				 struct ib_udata *udata)
@@ -429,6 +466,9 @@ struct ib_flow *stag_flow_create(struct ib_qp *ibqp, struct ib_flow_attr *attr,
 	mutex_lock(&flows_lock);
 	ret = -ENOMEM;
 	if (nflows >= STAG_MAX_FLOWS)
+		goto err_unlock;
+	ret = listen_on(flow);
+	if (ret)
 		goto err_unlock;
 	if (!tap_on)
 		dev_add_pack(&tap);
@@ -474,6 +514,7 @@ int stag_flow_destroy(struct ib_flow *ibflow)
 
 	mutex_lock(&flows_lock);
 	list_del_rcu(&flow->node);
+	unlisten(flow);
 	if (!--nflows)
 		mod_delayed_work(system_wq, &tap_off, HZ);
 	mutex_unlock(&flows_lock);
