@@ -72,15 +72,19 @@ static struct ibv_qp *raw_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	};
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+	int ret;
 
 	if (!qp) {
 		fprintf(stderr, "ibv_create_qp RAW_PACKET: %s\n", strerror(errno));
 		return NULL;
 	}
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT) ||
-	    ibv_modify_qp(qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR }, IBV_QP_STATE) ||
-	    ibv_modify_qp(qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS }, IBV_QP_STATE)) {
-		fprintf(stderr, "raw QP to RTS failed\n");
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT);
+	attr.qp_state = IBV_QPS_RTR;
+	ret = ret ?: ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	attr.qp_state = IBV_QPS_RTS;
+	ret = ret ?: ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	if (ret) {
+		fprintf(stderr, "raw QP to RTS: %s\n", strerror(ret));
 		return NULL;
 	}
 	return qp;
