@@ -3,7 +3,7 @@
 #
 # Real applications on one device, server and client in this guest: the
 # libibverbs pingpongs (RC, UC, UD, SRQ, XRC), perftest (send, write, read,
-# atomic; bandwidth and latency; over rdma_cm too), and the librdmacm
+# atomic; bandwidth and latency; over rdma_cm too; raw_ethernet_bw), and the librdmacm
 # examples (rping, ucmatose, udaddy, mckey). One case each: both sides must exit
 # 0 within a hard timeout, and what they print must say the data arrived.
 #
@@ -257,6 +257,34 @@ opts=(-n "$iters" -F -A CMP_AND_SWAP -p $((++tcp)))
 pair "ib_atomic_bw -A CMP_AND_SWAP -n $iters" "tcp_listening $tcp" perftest_ok \
 	ib_atomic_bw -d @DEV@ -x @GID@ "${opts[@]}" -- \
 	ib_atomic_bw -d "$dev" -x "$gid" "${opts[@]}" "$sip"
+
+# raw_ethernet_bw: Ethernet frames from a Raw Packet QP to one whose flow
+# takes the frames to the server's MAC address (its netdev's, which the
+# frames loop back to in one guest). No handshake: each side runs 3 s, and
+# both must count frames. Ready once the server has a raw QP, and a second.
+raw_ok()
+{
+	local f n
+
+	for f in "$1" "$2"; do
+		n=$(awk '$1 == 1518 { print $2 }' "$f")
+		[ "${n:-0}" -gt 0 ] || echo "no frames counted in $f"
+	done
+	return 0
+}
+name="raw_ethernet_bw -D 3 (Raw Packet QPs, a flow on the server's MAC)"
+if [[ $dev == rxe* || ${STAG_PEER_DEV:-$dev} == rxe* ]]; then
+	echo "ok - $T_SUITE: $name # SKIP rdma_rxe has no Raw Packet QPs"
+else
+	smac=$(cat "/sys/class/net/$netdev/address")
+	if [ "$SERVE_PEER" = 1 ]; then
+		peer_run 'cat /sys/class/net/$(dev_netdev @DEV@)/address' "$tmp/pmac"
+		smac=$(cat "$tmp/pmac")
+	fi
+	pair "$name" "eval rdma resource show qp | grep -q RAW_PACKET && sleep 1" raw_ok \
+		raw_ethernet_bw -d @DEV@ --server -B "$smac" -E 02:00:5e:00:00:01 -D 3 -F -- \
+		raw_ethernet_bw -d "$dev" --client -B 02:00:5e:00:00:01 -E "$smac" -D 3 -F
+fi
 fi
 
 iters=100
