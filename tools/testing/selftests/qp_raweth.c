@@ -45,6 +45,7 @@ struct frame {
 	uint16_t dport;
 	uint8_t dst_last;	/* the IPv4 destination is 2.2.2.<dst_last> */
 	bool fragment;		/* IPv4: not the first fragment */
+	uint16_t vid;		/* an 802.1Q tag with this VLAN ID, when not 0 */
 };
 
 static void put16(uint8_t *p, uint16_t v)
@@ -61,6 +62,12 @@ static void frame_build(uint8_t *p, size_t len, const struct frame *f, unsigned 
 	fill(p, len, seed);
 	memcpy(p, f->dst, 6);
 	memcpy(p + 6, src_mac, 6);
+	if (f->vid) {
+		put16(p + 12, 0x8100);
+		put16(p + 14, 0xa000 | f->vid);
+		p += 4;
+		len -= 4;
+	}
 	if (f->ip == 4) {
 		put16(p + 12, 0x0800);
 		p[14] = 0x45;
@@ -297,6 +304,20 @@ static void raweth_eth(void)
 	f.dst = group;
 	f.ip = 4;
 	expect_only(a, tx, &f, NULL, rx, (struct end *[]){ a, b }, 2, "another ether type");
+
+	/* A flow on a VLAN ID: the tag's priority bits are not compared. */
+	fa_init(&fb, 0);
+	fa_eth(&fb, group2, ETYPE_TEST);
+	((struct ibv_flow_spec_eth *)(fb.b + sizeof(fb.attr)))->val.vlan_tag = htons(0x0c0c);
+	((struct ibv_flow_spec_eth *)(fb.b + sizeof(fb.attr)))->mask.vlan_tag = htons(0x0fff);
+	if (!flow_new(b, &fb))
+		return;
+	f = (struct frame){ .dst = group2, .vid = 0x0c0c };
+	expect_only(a, tx, &f, b, rx, (struct end *[]){ a, b }, 2, "a frame of VLAN 0xc0c");
+	f.vid = 0x0c0d;
+	expect_only(a, tx, &f, NULL, rx, (struct end *[]){ a, b }, 2, "a frame of VLAN 0xc0d");
+	f.vid = 0;
+	expect_only(a, tx, &f, NULL, rx, (struct end *[]){ a, b }, 2, "an untagged frame");
 	expect_guards(tx, "the frame sent");
 	expect_blank(arx, "the sender's receive");
 }
@@ -744,7 +765,7 @@ static void raweth_race(void)
 
 const struct qp_case raweth_cases[] = {
 	CASE("raw: a frame to the group an Ethernet flow names lands whole; the sender's own "
-	     "flow, another group, another type: nothing", raweth_eth),
+	     "flow, another group, another type, another VLAN: nothing", raweth_eth),
 	CASE("raw: IPv4/UDP and IPv6/TCP flows match addresses and ports; one off, the other "
 	     "L4, a later fragment: nothing", raweth_l3l4),
 	CASE("raw: the best priority wins; a QP with two flows at it gets one copy",

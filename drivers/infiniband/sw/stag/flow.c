@@ -39,6 +39,7 @@
 #include <kunit/visibility.h>
 #include <net/ipv6.h>
 
+#include "compat.h"
 #include "counters.h"
 #include "dev.h"
 #include "flow.h"
@@ -302,35 +303,46 @@ static void give(struct stag_qp *qp, struct sk_buff *skb)
 }
 
 /*
- * A frame for the flows of @ndev's device: @skb's data is its Ethernet
- * header, and it is consumed. @sender, a QP whose own frame this is, gets
- * no copy. Under the RCU read lock, bottom halves off.
+ * A QP's copy of a frame: its data moved back to the Ethernet header
+ * (@mac_len bytes before it), and a VLAN tag the netdev took out put back
+ * where the frame had it. NULL when memory is short.
  */
-static void deliver(const struct net_device *ndev, struct sk_buff *skb,
-		    const struct stag_qp *sender)
+static struct sk_buff *copy_frame(struct sk_buff *skb, u32 mac_len)
+{
+	struct sk_buff *copy = skb_clone(skb, GFP_ATOMIC);
+
+	if (!copy)
+		return NULL;
+	skb_push(copy, mac_len);
+	if (skb_vlan_tag_present(copy))
+		copy = __vlan_hwaccel_push_inside(copy);
+	return copy;
+}
+
+/*
+ * A frame for the flows of @ndev's device, whose fields are @f: each QP
+ * they go to gets its copy of @skb (copy_frame()), whose Ethernet header
+ * is @mac_len bytes before its data. @sender, a QP whose own frame this
+ * is, gets none. Under the RCU read lock, bottom halves off.
+ */
+static void deliver(const struct net_device *ndev, struct sk_buff *skb, u32 mac_len,
+		    const struct stag_flow_fields *f, const struct stag_qp *sender)
 {
 	struct stag_qp *last = NULL;
-	struct stag_flow_fields f;
-	u8 buf[STAG_FLOW_PARSE_LEN];
 	struct stag_flow *flow;
 	struct sk_buff *copy;
 	int best = -1;
-	u32 len;
 
-	len = min_t(u32, skb->len, sizeof(buf));
-	if (skb_copy_bits(skb, 0, buf, len))
-		goto out;
-	stag_flow_parse(buf, len, &f);
 	/* Sorted by priority, then QP: a QP's flows of one priority are together. */
 	list_for_each_entry_rcu(flow, &flows, node) {
 		if (best >= 0 && flow->priority != best)
 			break;
 		if (flow->ndev != ndev || flow->qp == sender || flow->qp == last ||
-		    !stag_flow_fields_match(&f, &flow->val, &flow->mask))
+		    !stag_flow_fields_match(f, &flow->val, &flow->mask))
 			continue;
 		best = flow->priority;
 		last = flow->qp;
-		copy = skb_clone(skb, GFP_ATOMIC);
+		copy = copy_frame(skb, mac_len);
 		if (!copy) {
 			stag_count_drop(to_stag_dev(last->ibqp.device), STAG_CNT_DROP_BACKLOG,
 					last->ibqp.qp_num);
@@ -338,34 +350,38 @@ static void deliver(const struct net_device *ndev, struct sk_buff *skb,
 		}
 		give(last, copy);
 	}
-out:
-	kfree_skb(skb);
 }
 
 /*
- * The tap: every frame of every netdev while a flow exists. Frames this
- * host sends are the raw QPs' own (stag_flow_loop()) or its stack's, which
- * a NIC's receive steering never sees.
+ * The tap: every frame of every netdev while a flow exists. It reads the
+ * frame's headers in place, as the wire had them, and copies the frame
+ * only for the QPs it goes to. Frames this host sends are the raw QPs'
+ * own (stag_flow_loop()) or its stack's, which a NIC's receive steering
+ * never sees.
  */
 static int tap_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 		   struct net_device *orig_dev)
 {
-	struct sk_buff *copy;
+	struct stag_flow_fields f;
+	u8 buf[STAG_FLOW_PARSE_LEN];
+	u32 hlen = ETH_HLEN, len;
 
 	if (skb->pkt_type == PACKET_OUTGOING || !skb_mac_header_was_set(skb) ||
-	    dev->type != ARPHRD_ETHER)
+	    dev->type != ARPHRD_ETHER || skb->data - skb_mac_header(skb) != ETH_HLEN)
 		goto out;
-	/* Ours to move to the Ethernet header, and to put the VLAN tag back in. */
-	copy = skb_clone(skb, GFP_ATOMIC);
-	if (!copy)
-		goto out;
-	skb_push(copy, skb->data - skb_mac_header(skb));
-	if (skb_vlan_tag_present(copy)) {
-		copy = __vlan_hwaccel_push_inside(copy);
-		if (!copy)
-			goto out;
+	memcpy(buf, skb_mac_header(skb), ETH_HLEN);
+	if (skb_vlan_tag_present(skb)) {
+		/* The tag the netdev took out, back before the type it came with. */
+		memcpy(buf + VLAN_ETH_HLEN - 2, buf + ETH_HLEN - 2, 2);
+		memcpy(buf + ETH_HLEN - 2, &skb->vlan_proto, 2);
+		put_unaligned_be16(skb_vlan_tag_get(skb), buf + ETH_HLEN);
+		hlen = VLAN_ETH_HLEN;
 	}
-	deliver(dev, copy, NULL);
+	len = min_t(u32, skb->len, sizeof(buf) - hlen);
+	if (skb_copy_bits(skb, 0, buf + hlen, len))
+		goto out;
+	stag_flow_parse(buf, hlen + len, &f);
+	deliver(dev, skb, ETH_HLEN, &f, NULL);
 out:
 	kfree_skb(skb);
 	return NET_RX_SUCCESS;
@@ -382,11 +398,19 @@ out:
 void stag_flow_loop(const struct net_device *ndev, struct sk_buff *skb,
 		    const struct stag_qp *sender)
 {
-	local_bh_disable();
-	rcu_read_lock();
-	deliver(ndev, skb, sender);
-	rcu_read_unlock();
-	local_bh_enable();
+	struct stag_flow_fields f;
+	u8 buf[STAG_FLOW_PARSE_LEN];
+	u32 len = min_t(u32, skb->len, sizeof(buf));
+
+	if (!skb_copy_bits(skb, 0, buf, len)) {
+		stag_flow_parse(buf, len, &f);
+		local_bh_disable();
+		rcu_read_lock();
+		deliver(ndev, skb, 0, &f, sender);
+		rcu_read_unlock();
+		local_bh_enable();
+	}
+	kfree_skb(skb);
 }
 
 /* ---- the verbs ---- */
