@@ -11,6 +11,7 @@
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
 #include <linux/in.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/unaligned.h>
 
@@ -146,6 +147,34 @@ static void flow_parse_every_length(struct kunit *test)
 			KUNIT_EXPECT_EQ_MSG(test, !!(f.layers & (STAG_FLOW_TCP | STAG_FLOW_UDP)),
 					    n >= l4, "shape %u, %u bytes", i, n);
 		}
+	}
+}
+
+/* Random bytes under the headers' types, at random lengths: only what is there is read. */
+static void flow_parse_random(struct kunit *test)
+{
+	static const u16 types[] = { ETH_P_IP, ETH_P_IPV6, ETH_P_8021Q, 0x88b5 };
+	struct stag_flow_fields f;
+	u8 p[STAG_FLOW_PARSE_LEN + 16];
+	unsigned int i;
+	u32 len;
+
+	for (i = 0; i < 20000; i++) {
+		get_random_bytes(p, sizeof(p));
+		put_unaligned_be16(types[i % 4], p + 12);
+		if (types[i % 4] == ETH_P_8021Q)
+			put_unaligned_be16(types[(i / 4) % 2], p + 16);
+		/* Mostly IPv4 and IPv6 headers of the right version. */
+		if (i % 3) {
+			p[14] = (p[14] & 0x0f) | (types[i % 4] == ETH_P_IPV6 ? 0x60 : 0x40);
+			p[18] = (p[18] & 0x0f) | 0x40;
+		}
+		len = get_random_u32_below(sizeof(p) + 1);
+		parse_exact(test, p, len, &f);
+		KUNIT_ASSERT_EQ(test, f.layers & ~(STAG_FLOW_ETH | STAG_FLOW_IPV4 | STAG_FLOW_IPV6 |
+						  STAG_FLOW_TCP | STAG_FLOW_UDP), 0);
+		KUNIT_ASSERT_FALSE(test, (f.layers & STAG_FLOW_IPV4) &&
+					 (f.layers & STAG_FLOW_IPV6));
 	}
 }
 
@@ -299,6 +328,7 @@ static struct kunit_case stag_flow_cases[] = {
 	KUNIT_CASE(flow_parse_fragments),
 	KUNIT_CASE(flow_parse_every_length),
 	KUNIT_CASE(flow_parse_ihl),
+	KUNIT_CASE(flow_parse_random),
 	KUNIT_CASE(flow_compile_refusals),
 	KUNIT_CASE(flow_compile_match),
 	{}

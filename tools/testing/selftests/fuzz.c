@@ -6,8 +6,9 @@
  *
  * PROCS worker processes (default 3) of THREADS threads each (default 3)
  * run random sequences of every verb stag implements, on objects of their
- * own: PDs, CQs, QPs (RC, UC, UD; with and without an SRQ) connected to
- * each other over loopback, SRQs, MRs (a third paged on demand, some over
+ * own: PDs, CQs, QPs (RC, UC, UD, Raw Packet; with and without an SRQ)
+ * connected to each other over loopback, flows on any of them (specs of
+ * random bytes and sizes, some matching every frame), SRQs, MRs (a third paged on demand, some over
  * the worker's udmabuf, with hostile fds and ranges too), MWs of both
  * types, AHs, and XRC: domains (of no file, of a file of the worker's, of
  * a file every worker shares, of any descriptor), XRC SRQs, TGT QPs
@@ -85,7 +86,7 @@
 #define MAX_THREADS	16
 #define MAX_SGE		8	/* SGEs a WR may name, past every QP's limit */
 
-enum kind { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_MW, K_AH, K_XRCD, K_NR };
+enum kind { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_MW, K_AH, K_XRCD, K_FLOW, K_NR };
 
 /* One object a worker holds, and whether a thread is using it. */
 struct slot {
@@ -115,7 +116,7 @@ struct world {
 struct stats {
 	atomic_ulong calls, failed, einval, enomem, ebusy, other_err;
 	atomic_ulong completions, wc_errors, wc_flushed, junk_rings, flushes, forks, remaps;
-	atomic_ulong attaches, dmabufs;
+	atomic_ulong attaches, dmabufs, flows;
 	atomic_ulong xrcds, xrcd_busy, xsrqs, tgts, opened, inis, xrc_posts, xrc_recvs;
 	atomic_ulong workers, killed, finished;
 	atomic_uint tgt_qpn[NNUM], srqn[NNUM];
@@ -886,7 +887,8 @@ static void op_mcast(struct world *w)
 	give(w, K_QP, qp);
 }
 
-static const enum ibv_qp_type qp_types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+static const enum ibv_qp_type qp_types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD,
+					     IBV_QPT_RAW_PACKET };
 
 /*
  * A QP of @type. An INI QP (IBV_QPT_XRC_SEND) has no receive queue: the
@@ -980,6 +982,15 @@ static void qp_connect(struct world *w, struct ibv_qp *qp, uint32_t dest, bool p
 		count(ibv_modify_qp(qp, &a, (int)wild32() & 0x1fffff));
 		return;
 	}
+	/* A Raw Packet QP: the port at INIT, then nothing but the state. */
+	if (qp->qp_type == IBV_QPT_RAW_PACKET) {
+		count(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT));
+		a.qp_state = IBV_QPS_RTR;
+		count(ibv_modify_qp(qp, &a, IBV_QP_STATE));
+		a.qp_state = IBV_QPS_RTS;
+		count(ibv_modify_qp(qp, &a, IBV_QP_STATE));
+		return;
+	}
 	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 	       (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
 	count(ibv_modify_qp(qp, &a, mask));
@@ -1024,7 +1035,7 @@ static void op_qp(struct world *w)
 
 	switch (rnd(5)) {
 	case 0:
-		qp_create(w, qp_types[rnd(3)]);
+		qp_create(w, qp_types[rnd(ARRAY_SIZE(qp_types))]);
 		break;
 	case 1:
 		qp = remove_one(w, K_QP, NULL);
@@ -1335,7 +1346,8 @@ static void tgt_open(struct world *w)
 		a.qp_num = published(stats->tgt_qpn);
 	}
 	if (one_in(8))
-		a.qp_type = one_in(2) ? qp_types[rnd(3)] : (enum ibv_qp_type)wild32();
+		a.qp_type = one_in(2) ? qp_types[rnd(ARRAY_SIZE(qp_types))] :
+					(enum ibv_qp_type)wild32();
 	if (one_in(16))
 		a.comp_mask = rnd(32);
 	qp = made(ibv_open_qp(w->ctx, &a));
@@ -1519,6 +1531,76 @@ out:
 		give(w, K_MR, mr);
 	if (mw)
 		give(w, K_MW, mw);
+}
+
+/*
+ * Flows on any QP (a Raw Packet QP's take; the others' are refused):
+ * up to four specs of the kinds stag matches and of others, their bytes
+ * random, their sizes mostly right; now and then one that matches every
+ * frame, which then reaches the raw QPs' receives from the frames raw QPs
+ * send to a group (op_post's random bytes: half their addresses are
+ * groups). Destroyed at random, and before the QPs at teardown.
+ */
+static void op_flow(struct world *w)
+{
+	static const uint32_t types[] = { IBV_FLOW_SPEC_ETH, IBV_FLOW_SPEC_IPV4_EXT,
+					  IBV_FLOW_SPEC_IPV6, IBV_FLOW_SPEC_TCP,
+					  IBV_FLOW_SPEC_UDP, IBV_FLOW_SPEC_VXLAN_TUNNEL,
+					  IBV_FLOW_SPEC_ACTION_DROP, IBV_FLOW_SPEC_IPV4 };
+	static const uint16_t sizes[] = { sizeof(struct ibv_flow_spec_eth),
+					  sizeof(struct ibv_flow_spec_ipv4_ext),
+					  sizeof(struct ibv_flow_spec_ipv6),
+					  sizeof(struct ibv_flow_spec_tcp_udp),
+					  sizeof(struct ibv_flow_spec_tcp_udp),
+					  sizeof(struct ibv_flow_spec_tunnel),
+					  sizeof(struct ibv_flow_spec_action_drop),
+					  sizeof(struct ibv_flow_spec_ipv4) };
+	union {
+		struct ibv_flow_attr attr;
+		uint8_t b[512];
+	} f;
+	struct ibv_flow_spec *spec;
+	struct ibv_flow *flow;
+	struct ibv_qp *qp;
+	uint32_t i, n, t;
+	uint16_t size, j;
+
+	if (one_in(3)) {
+		flow = remove_one(w, K_FLOW, NULL);
+		if (flow)
+			count(ibv_destroy_flow(flow));
+		return;
+	}
+	qp = take(w, K_QP, NULL);
+	if (!qp)
+		return;
+	memset(&f, 0, sizeof(f));
+	f.attr.type = one_in(8) ? rnd(4) : IBV_FLOW_ATTR_NORMAL;
+	f.attr.size = sizeof(f.attr);
+	f.attr.priority = rnd(4);
+	f.attr.port = one_in(8) ? rnd(4) : 1;
+	f.attr.flags = one_in(8) ? rnd(8) : 0;
+	n = one_in(3) ? 0 : 1 + rnd(4);
+	for (i = 0; i < n; i++) {
+		t = rnd(ARRAY_SIZE(types));
+		size = one_in(10) ? rnd(64) : sizes[t];
+		if ((size_t)f.attr.size + size + 8 > sizeof(f) || size < sizeof(spec->hdr))
+			break;
+		spec = (struct ibv_flow_spec *)(f.b + f.attr.size);
+		for (j = 0; j < size; j++)
+			f.b[f.attr.size + j] = one_in(3) ? 0xff : (uint8_t)rnd(256);
+		spec->hdr.type = types[t];
+		spec->hdr.size = size;
+		f.attr.size += size;
+		f.attr.num_of_specs++;
+	}
+	flow = made(ibv_create_flow(qp, &f.attr));
+	if (flow) {
+		atomic_fetch_add(&stats->flows, 1);
+		if (!add(w, K_FLOW, flow, 0))
+			count(ibv_destroy_flow(flow));
+	}
+	give(w, K_QP, qp);
 }
 
 static void op_post(struct world *w)
@@ -1788,7 +1870,7 @@ static const struct {
 } ops[] = {
 	{ op_pd, 3 }, { op_cq, 4 }, { op_mr, 5 }, { op_mw, 3 }, { op_srq, 2 }, { op_ah, 2 },
 	{ op_qp, 6 }, { op_post, 12 }, { op_junk_ring, 1 }, { op_flush, 2 }, { op_fork, 1 },
-	{ op_remap, 1 }, { op_mcast, 2 }, { op_xrc, 4 },
+	{ op_remap, 1 }, { op_mcast, 2 }, { op_xrc, 4 }, { op_flow, 2 },
 };
 
 static void *thread_main(void *arg)
@@ -1817,6 +1899,7 @@ static int destroy_srq(void *o) { return ibv_destroy_srq(o); }
 static int destroy_cq(void *o) { return ibv_destroy_cq(o); }
 static int dealloc_pd(void *o) { return ibv_dealloc_pd(o); }
 static int close_xrcd(void *o) { return ibv_close_xrcd(o); }
+static int destroy_flow(void *o) { return ibv_destroy_flow(o); }
 
 /* Destroys what a worker holds, in an order the verbs allow. */
 static void teardown(struct world *w)
@@ -1825,7 +1908,8 @@ static void teardown(struct world *w)
 		enum kind k;
 		int (*destroy)(void *o);
 	} order[] = {
-		{ K_QP, destroy_qp }, { K_AH, destroy_ah }, { K_MW, dealloc_mw },
+		{ K_FLOW, destroy_flow }, { K_QP, destroy_qp }, { K_AH, destroy_ah },
+		{ K_MW, dealloc_mw },
 		{ K_MR, dereg_mr }, { K_SRQ, destroy_srq }, { K_CQ, destroy_cq },
 		{ K_PD, dealloc_pd }, { K_XRCD, close_xrcd },
 	};
@@ -2025,11 +2109,11 @@ int main(int argc, char **argv)
 	printf("# fuzz: %lu workers (%lu killed, %lu finished), %lu verbs calls, %lu failed "
 	       "(EINVAL %lu, ENOMEM %lu, EBUSY %lu, other %lu), %lu completions polled "
 	       "(%lu flushed, %lu other errors), %lu junk rings, %lu FLUSHes, %lu forks, "
-	       "%lu remaps, %lu multicast attaches, %lu dma-buf registrations\n",
+	       "%lu remaps, %lu multicast attaches, %lu dma-buf registrations, %lu flows\n",
 	       stats->workers, stats->killed, stats->finished, stats->calls, stats->failed,
 	       stats->einval, stats->enomem, stats->ebusy, stats->other_err, stats->completions,
 	       stats->wc_flushed, stats->wc_errors, stats->junk_rings, stats->flushes,
-	       stats->forks, stats->remaps, stats->attaches, stats->dmabufs);
+	       stats->forks, stats->remaps, stats->attaches, stats->dmabufs, stats->flows);
 	printf("# fuzz: XRC objects: %lu domains opened (%lu closes refused EBUSY), %lu XRC SRQs, "
 	       "%lu TGT QPs created and %lu opened by number, %lu INI QPs; %lu INI posts, %lu "
 	       "receives through TGT QPs\n",
