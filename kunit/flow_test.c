@@ -173,8 +173,8 @@ static void flow_parse_random(struct kunit *test)
 		parse_exact(test, p, len, &f);
 		KUNIT_ASSERT_EQ(test, f.layers & ~(STAG_FLOW_ETH | STAG_FLOW_IPV4 | STAG_FLOW_IPV6 |
 						  STAG_FLOW_TCP | STAG_FLOW_UDP), 0);
-		KUNIT_ASSERT_FALSE(test, (f.layers & STAG_FLOW_IPV4) &&
-					 (f.layers & STAG_FLOW_IPV6));
+		KUNIT_ASSERT_NE(test, f.layers & (STAG_FLOW_IPV4 | STAG_FLOW_IPV6),
+				STAG_FLOW_IPV4 | STAG_FLOW_IPV6);
 	}
 }
 

@@ -254,12 +254,20 @@ static void expect_frame(struct end *e, struct buf *rx, uint64_t wr_id, const ui
 	expect_guards(rx, what);
 }
 
+/* Posts the whole of @rx, blank again, as @e's receive @wr_id. */
+static void post_rx(struct end *e, struct buf *rx, uint64_t wr_id)
+{
+	struct ibv_sge sg = sge_of(rx, 0, rx->len);
+
+	fill(rx->data, rx->len, BLANK);
+	post_recv(e, wr_id, &sg, 1);
+}
+
 /* Sends a frame from @a that only @b of @ends may receive, into its posted @rx. */
 static void expect_only(struct end *a, struct buf *tx, const struct frame *f, struct end *b,
 			struct buf *rx, struct end *const *ends, int n, const char *what)
 {
 	static unsigned int seed = 100;
-	struct ibv_sge sg;
 	int i;
 
 	frame_build((uint8_t *)tx->data, FRAME, f, ++seed);
@@ -267,9 +275,7 @@ static void expect_only(struct end *a, struct buf *tx, const struct frame *f, st
 		return;
 	if (b) {
 		expect_frame(b, rx, 1, (uint8_t *)tx->data, FRAME, what);
-		fill(rx->data, rx->len, BLANK);
-		sg = sge_of(rx, 0, rx->len);
-		post_recv(b, 1, &sg, 1);
+		post_rx(b, rx, 1);
 	}
 	for (i = 0; i < n; i++)
 		if (ends[i] != b)
@@ -285,7 +291,6 @@ static void raweth_eth(void)
 	struct buf *tx = buf_new(RXLEN, LW), *rx = buf_new(RXLEN, LW), *arx = buf_new(RXLEN, LW);
 	struct frame f = { .dst = group };
 	struct flow_buf fb;
-	struct ibv_sge sg;
 
 	if (!b || !tx || !rx || !arx)
 		return;
@@ -293,10 +298,8 @@ static void raweth_eth(void)
 	fa_eth(&fb, group, ETYPE_TEST);
 	if (!flow_new(b, &fb) || !flow_new(a, &fb))
 		return;
-	sg = sge_of(rx, 0, RXLEN);
-	post_recv(b, 1, &sg, 1);
-	sg = sge_of(arx, 0, RXLEN);
-	post_recv(a, 1, &sg, 1);
+	post_rx(b, rx, 1);
+	post_rx(a, arx, 1);
 	expect_only(a, tx, &f, b, rx, (struct end *[]){ a, b }, 2,
 		    "a frame to the group its flow names (the sender's own flow too)");
 	f.dst = group2;
@@ -331,7 +334,6 @@ static void raweth_l3l4(void)
 			   .dst_last = 2 };
 	struct end *all[3] = { a, b, c };
 	struct flow_buf fb;
-	struct ibv_sge sg;
 
 	if (!c || !tx || !rxb || !rxc)
 		return;
@@ -346,10 +348,8 @@ static void raweth_l3l4(void)
 	fa_l4(&fb, IPPROTO_TCP, PORT_A);
 	if (!flow_new(c, &fb))
 		return;
-	sg = sge_of(rxb, 0, RXLEN);
-	post_recv(b, 1, &sg, 1);
-	sg = sge_of(rxc, 0, RXLEN);
-	post_recv(c, 1, &sg, 1);
+	post_rx(b, rxb, 1);
+	post_rx(c, rxc, 1);
 
 	expect_only(a, tx, &f, b, rxb, all, 3, "IPv4 UDP to 2.2.2.2 port 5678");
 	f.dport = PORT_A + 1;
@@ -377,7 +377,6 @@ static void raweth_priority(void)
 	struct frame f = { .dst = group };
 	struct end *all[3] = { a, b, c };
 	struct flow_buf fb;
-	struct ibv_sge sg;
 	uint8_t frame[FRAME];
 	struct ibv_flow *cf;
 
@@ -392,10 +391,8 @@ static void raweth_priority(void)
 	cf = flow_new(c, &fb);
 	if (!cf)
 		return;
-	sg = sge_of(rxb, 0, RXLEN);
-	post_recv(b, 1, &sg, 1);
-	sg = sge_of(rxc, 0, RXLEN);
-	post_recv(c, 1, &sg, 1);
+	post_rx(b, rxb, 1);
+	post_rx(c, rxc, 1);
 	expect_only(a, tx, &f, c, rxc, all, 3, "priority 0 over priority 1");
 
 	/* A second flow of c's at 0, and one of b's: each gets one copy. */
@@ -409,9 +406,7 @@ static void raweth_priority(void)
 		return;
 	expect_frame(b, rxb, 1, frame, FRAME, "b, at priority 0 now");
 	expect_frame(c, rxc, 1, frame, FRAME, "c, two flows at priority 0");
-	fill(rxc->data, RXLEN, BLANK);
-	sg = sge_of(rxc, 0, RXLEN);
-	post_recv(c, 1, &sg, 1);
+	post_rx(c, rxc, 1);
 	expect_none(c->rcq, QUIET_MS, "c's second copy");
 	expect_none(a->rcq, 0, "the sender");
 
@@ -420,9 +415,7 @@ static void raweth_priority(void)
 	expect_only(a, tx, &f, c, rxc, all, 3, "IPv4: c's flow for any type, at 0");
 	t_check(!ibv_destroy_flow(cf), "ibv_destroy_flow: %s", strerror(errno));
 	untrack(cf);
-	fill(rxb->data, RXLEN, BLANK);
-	sg = sge_of(rxb, 0, RXLEN);
-	post_recv(b, 1, &sg, 1);
+	post_rx(b, rxb, 1);
 	expect_only(a, tx, &f, b, rxb, all, 3, "IPv4 after c's flow for any type is destroyed");
 }
 
@@ -628,8 +621,7 @@ static void raweth_not_roce(void)
 	/* No flow: nothing but a RoCE message taken for a frame could reach it. */
 	if (!r || !ud || !tx || !rx || !ah || !ud_ready(ud))
 		return;
-	sg = sge_of(rx, 0, RXLEN);
-	post_recv(r, 1, &sg, 1);
+	post_rx(r, rx, 1);
 	sg = sge_of(tx, 0, FRAME);
 	wr = wr_send(2, &sg, 1);
 	wr.wr.ud.ah = ah;
