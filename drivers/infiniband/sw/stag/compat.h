@@ -243,4 +243,17 @@ static inline bool stag_ib_name_taken(const char *name)
 #define stag_udp_tunnel_sk(sock)	(sock)
 #endif
 
+/*
+ * A packet_type for every protocol (ETH_P_ALL) names the netdev or the
+ * namespace whose frames it takes since the lists of taps went per
+ * namespace (6.15, by my reading: 6.12 has one global list, 7.2 warns
+ * and refuses a tap that names neither). Before, it took every frame of
+ * the host; since, the initial namespace's, where stag's netdevs are.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
+#define STAG_PTYPE_ALL_NET(net)	.af_packet_net = (net),
+#else
+#define STAG_PTYPE_ALL_NET(net)
+#endif
+
 #endif /* _STAG_COMPAT_H */

@@ -72,6 +72,7 @@ static int tap_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_ty
 static struct packet_type tap = {
 	.type = cpu_to_be16(ETH_P_ALL),
 	.func = tap_rcv,
+	STAG_PTYPE_ALL_NET(&init_net)
 };
 
 /* ---- matching ---- */
