@@ -36,6 +36,7 @@ drops()
 {
 	grep -q "received $n of $n" "$1" 2>/dev/null && return
 	echo "# drops here: $(rdma statistic show link "$dev/1" | grep -o 'drop_[a-z_]* [1-9][0-9]*' | tr '\n' ' ')"
+	echo "# $netdev here: $(ip -s -o link show dev "$netdev" | grep -o 'RX:.*' | tr -s ' \\' ' ')"
 	peer_run "rdma statistic show link @DEV@/1 | grep -o 'drop_[a-z_]* [1-9][0-9]*' | tr '\n' ' '" \
 		"$tmp/pd" && echo "# drops in $peer: $(cat "$tmp/pd")"
 }
