@@ -686,6 +686,17 @@ struct ibv_open_qp {
 	struct ib_uverbs_open_qp core_payload;
 };
 
+/* Receive WQs: extended commands. */
+struct ibv_create_wq {
+	struct ex_hdr hdr;
+	struct ib_uverbs_ex_create_wq core_payload;
+};
+
+struct ibv_modify_wq {
+	struct ex_hdr hdr;
+	struct ib_uverbs_ex_modify_wq core_payload;
+};
+
 static_assert(sizeof(struct ibv_get_context) == 16, "ibv_get_context size");
 static_assert(sizeof(struct ibv_query_port) == 24, "ibv_query_port size");
 static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd size");
@@ -880,6 +891,27 @@ int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t l
 int ibv_cmd_create_flow(struct ibv_qp *qp, struct ibv_flow *flow_id,
 			struct ibv_flow_attr *flow_attr, void *ucmd, size_t ucmd_size);
 int ibv_cmd_destroy_flow(struct ibv_flow *flow_id);
+
+/*
+ * Receive WQs and indirection tables (RSS). ibv_cmd_create_wq fills the
+ * WQ's context, cq, pd, wq_type, handle and wq_num and writes the granted
+ * max_wr and max_sge into the attributes; ibv_create_wq sets wq_context,
+ * mutex and cond after the provider returns, and ibv_cmd_destroy_wq
+ * waits on them. ibv_cmd_modify_wq records a new state in wq->state. An
+ * indirection table's command has no driver data.
+ */
+int ibv_cmd_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *wq_init_attr,
+		      struct ibv_wq *wq, struct ibv_create_wq *cmd, size_t cmd_size,
+		      struct ib_uverbs_ex_create_wq_resp *resp, size_t resp_size);
+int ibv_cmd_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr, struct ibv_modify_wq *cmd,
+		      size_t cmd_size);
+int ibv_cmd_destroy_wq(struct ibv_wq *wq);
+int ibv_cmd_create_rwq_ind_table(struct ibv_context *context,
+				 struct ibv_rwq_ind_table_init_attr *init_attr,
+				 struct ibv_rwq_ind_table *rwq_ind_table,
+				 struct ib_uverbs_ex_create_rwq_ind_table_resp *resp,
+				 size_t resp_size);
+int ibv_cmd_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table);
 
 /*
  * Shared receive queues. ibv_cmd_create_srq fills the handle and writes the

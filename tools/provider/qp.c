@@ -22,7 +22,19 @@ static_assert(offsetof(struct stag_create_qp_resp_full, drv) ==
 
 /* Nonzero create_flags are refused apart: stag supports none of them. */
 #define SUPPORTED_QP_COMP_MASK	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \
-				 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+				 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | \
+				 IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH)
+
+/* An RSS QP: one with an indirection table, and its hash in the driver data. */
+#define QP_RSS_MASK		(IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH)
+
+struct stag_create_qp_full {
+	struct ibv_create_qp_ex ibv_cmd;
+	struct stag_create_qp_cmd drv;
+};
+
+static_assert(offsetof(struct stag_create_qp_full, drv) == sizeof(struct ibv_create_qp_ex),
+	      "padding before the udata");
 
 /* What a verbs_qp of VERBS_QP_ROOM bytes has room for after comp_mask. */
 #define QP_MASK_TAIL		(sizeof(uint64_t) + sizeof(void *))
@@ -80,16 +92,39 @@ static bool qp_attr_supported(const struct stag_context *ctx,
 	       attr->qp_type != IBV_QPT_XRC_RECV && ctx->qp_ex_mask_offset >= 0;
 }
 
-/* Which rings the kernel made: an XRC TGT QP has none, an INI no receive ring. */
+/*
+ * Which rings the kernel made: an XRC TGT QP and an RSS QP have none (an
+ * RSS QP's receives are its WQs'), an INI no receive ring.
+ */
 static bool qp_has_sq(const struct ibv_qp_init_attr_ex *attr)
 {
-	return attr->qp_type != IBV_QPT_XRC_RECV;
+	return attr->qp_type != IBV_QPT_XRC_RECV && !(attr->comp_mask & QP_RSS_MASK);
 }
 
 static bool qp_has_rq(const struct ibv_qp_init_attr_ex *attr)
 {
 	return attr->qp_type != IBV_QPT_XRC_SEND && attr->qp_type != IBV_QPT_XRC_RECV &&
-	       !attr->srq;
+	       !attr->srq && !(attr->comp_mask & QP_RSS_MASK);
+}
+
+/*
+ * An RSS QP's hash configuration, for the kernel to check; the key is
+ * copied as long as it is, up to the 40 bytes there is room for.
+ */
+static int qp_rss_cmd(const struct ibv_qp_init_attr_ex *attr, struct stag_create_qp_cmd *drv)
+{
+	const struct ibv_rx_hash_conf *h = &attr->rx_hash_conf;
+
+	if ((attr->comp_mask & QP_RSS_MASK) != QP_RSS_MASK || !attr->rwq_ind_tbl ||
+	    h->rx_hash_key_len > sizeof(drv->rx_hash_key) ||
+	    (h->rx_hash_key_len && !h->rx_hash_key))
+		return EINVAL;
+	drv->rx_hash_fields_mask = h->rx_hash_fields_mask;
+	drv->rx_hash_function = h->rx_hash_function;
+	drv->rx_hash_key_len = h->rx_hash_key_len;
+	if (h->rx_hash_key_len)
+		memcpy(drv->rx_hash_key, h->rx_hash_key, h->rx_hash_key_len);
+	return 0;
 }
 
 /*
@@ -141,7 +176,8 @@ static struct stag_qp *qp_create(struct ibv_context *ibctx, struct ibv_qp_init_a
 {
 	struct stag_context *ctx = to_stag_ctx(ibctx);
 	struct stag_create_qp_resp_full resp = {};
-	struct ibv_create_qp_ex cmd = {};
+	struct stag_create_qp_full cmd = {};
+	size_t cmd_size = sizeof(cmd.ibv_cmd);
 	struct stag_qp *qp;
 	int ret;
 
@@ -149,12 +185,20 @@ static struct stag_qp *qp_create(struct ibv_context *ibctx, struct ibv_qp_init_a
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	if (attr->comp_mask & QP_RSS_MASK) {
+		ret = qp_rss_cmd(attr, &cmd.drv);
+		if (ret) {
+			errno = ret;
+			return NULL;
+		}
+		cmd_size = sizeof(cmd);
+	}
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
 
-	ret = stag_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd), &resp.ibv_resp,
+	ret = stag_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd.ibv_cmd, cmd_size, &resp.ibv_resp,
 				     sizeof(resp));
 	if (ret)
 		goto err_free_qp;

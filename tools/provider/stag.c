@@ -13,6 +13,7 @@
 #include "pd.h"
 #include "qp.h"
 #include "srq.h"
+#include "wq.h"
 #include "stag.h"
 #include "xrcd.h"
 
@@ -38,8 +39,10 @@ static const struct verbs_context_ops stag_context_ops = {
 	.create_flow = stag_create_flow,
 	.create_qp = stag_create_qp,
 	.create_qp_ex = stag_create_qp_ex,
+	.create_rwq_ind_table = stag_create_rwq_ind_table,
 	.create_srq = stag_create_srq,
 	.create_srq_ex = stag_create_srq_ex,
+	.create_wq = stag_create_wq,
 	.dealloc_mw = stag_dealloc_mw,
 	.dealloc_pd = stag_dealloc_pd,
 	.dealloc_td = stag_dealloc_td,
@@ -48,7 +51,9 @@ static const struct verbs_context_ops stag_context_ops = {
 	.destroy_cq = stag_destroy_cq,
 	.destroy_flow = stag_destroy_flow,
 	.destroy_qp = stag_destroy_qp,
+	.destroy_rwq_ind_table = stag_destroy_rwq_ind_table,
 	.destroy_srq = stag_destroy_srq,
+	.destroy_wq = stag_destroy_wq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = stag_free_context,
 	.get_srq_num = stag_get_srq_num,
@@ -56,6 +61,7 @@ static const struct verbs_context_ops stag_context_ops = {
 	.import_pd = stag_import_pd,
 	.modify_qp = stag_modify_qp,
 	.modify_srq = stag_modify_srq,
+	.modify_wq = stag_modify_wq,
 	.open_qp = stag_open_qp,
 	.open_xrcd = stag_open_xrcd,
 	.poll_cq = stag_poll_cq,

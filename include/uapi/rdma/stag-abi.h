@@ -252,6 +252,43 @@ struct stag_create_qp_resp {
 	__u32 reserved;
 };
 
+/* The Toeplitz key of an RSS QP: 40 bytes, as a NIC's. */
+#define STAG_RX_HASH_KEY_LEN	40
+
+/* Hash functions and fields, the values of enum ibv_rx_hash_function_flags and ibv_rx_hash_fields. */
+enum stag_rx_hash {
+	STAG_RX_HASH_FUNC_TOEPLITZ	= 1 << 0,
+
+	STAG_RX_HASH_SRC_IPV4		= 1 << 0,
+	STAG_RX_HASH_DST_IPV4		= 1 << 1,
+	STAG_RX_HASH_SRC_IPV6		= 1 << 2,
+	STAG_RX_HASH_DST_IPV6		= 1 << 3,
+	STAG_RX_HASH_SRC_PORT_TCP	= 1 << 4,
+	STAG_RX_HASH_DST_PORT_TCP	= 1 << 5,
+	STAG_RX_HASH_SRC_PORT_UDP	= 1 << 6,
+	STAG_RX_HASH_DST_PORT_UDP	= 1 << 7,
+};
+
+/*
+ * The driver tail of create_qp: only a QP with an indirection table (an
+ * RSS QP, ibv_create_qp_ex() with IBV_QP_INIT_ATTR_RX_HASH) has one, its
+ * hash configuration; every other QP's command has no tail.
+ */
+struct stag_create_qp_cmd {
+	__aligned_u64 rx_hash_fields_mask;	/* STAG_RX_HASH_{SRC,DST}_* */
+	__u8 rx_hash_function;		/* STAG_RX_HASH_FUNC_TOEPLITZ */
+	__u8 rx_hash_key_len;		/* STAG_RX_HASH_KEY_LEN */
+	__u8 reserved[6];
+	__u8 rx_hash_key[STAG_RX_HASH_KEY_LEN];
+};
+
+/* A receive WQ's ring: its slots are an SRQ's. */
+struct stag_create_wq_resp {
+	__aligned_u64 offset;	/* mmap offset of the WQ's ring */
+	__u32 num_slots;
+	__u32 slot_size;
+};
+
 struct stag_create_srq_resp {
 	__aligned_u64 offset;	/* mmap offset of the SRQ ring */
 	__u32 num_slots;

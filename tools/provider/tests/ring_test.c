@@ -443,6 +443,38 @@ int ibv_cmd_destroy_flow(struct ibv_flow *flow_id)
 	abort();
 }
 
+int ibv_cmd_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *wq_init_attr,
+		      struct ibv_wq *wq, struct ibv_create_wq *cmd, size_t cmd_size,
+		      struct ib_uverbs_ex_create_wq_resp *resp, size_t resp_size)
+{
+	abort();
+}
+
+int ibv_cmd_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr, struct ibv_modify_wq *cmd,
+		      size_t cmd_size)
+{
+	abort();
+}
+
+int ibv_cmd_destroy_wq(struct ibv_wq *wq)
+{
+	abort();
+}
+
+int ibv_cmd_create_rwq_ind_table(struct ibv_context *context,
+				 struct ibv_rwq_ind_table_init_attr *init_attr,
+				 struct ibv_rwq_ind_table *rwq_ind_table,
+				 struct ib_uverbs_ex_create_rwq_ind_table_resp *resp,
+				 size_t resp_size)
+{
+	abort();
+}
+
+int ibv_cmd_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table)
+{
+	abort();
+}
+
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,
 				    struct verbs_context *context_offset, uint32_t driver_id)
 {

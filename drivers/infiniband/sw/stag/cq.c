@@ -219,7 +219,7 @@ VISIBLE_IF_KUNIT void stag_cq_wc_to_cqe(const struct ib_wc *wc, struct stag_cqe 
 		.byte_len = wc->byte_len,
 		.ex = wc->wc_flags & IB_WC_WITH_INVALIDATE ? wc->ex.invalidate_rkey :
 			(__force u32)wc->ex.imm_data,
-		.qp_num = wc->qp->qp_num,
+		.qp_num = wc->qp ? wc->qp->qp_num : 0,
 		.src_qp = wc->src_qp,
 		.wc_flags = flags,
 		.pkey_index = wc->pkey_index,
@@ -230,12 +230,18 @@ VISIBLE_IF_KUNIT void stag_cq_wc_to_cqe(const struct ib_wc *wc, struct stag_cqe 
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_cq_wc_to_cqe);
 
-/* A user CQ's slot; with timestamps, the two clocks as it is written. */
-static void cq_write_cqe(struct stag_cq *cq, const struct ib_wc *wc, void *slot)
+/*
+ * A user CQ's slot; with timestamps, the two clocks as it is written. A
+ * completion of a receive WQ has no QP: @wq_num is its number, 0 for a
+ * QP's completion.
+ */
+static void cq_write_cqe(struct stag_cq *cq, const struct ib_wc *wc, u32 wq_num, void *slot)
 {
 	struct stag_cqe_ts *t = slot;
 
 	stag_cq_wc_to_cqe(wc, slot);
+	if (wq_num)
+		t->cqe.qp_num = wq_num;
 	if (!cq->timestamps)
 		return;
 	t->completion_ts = ktime_get_ns();
@@ -273,18 +279,7 @@ static void cq_notify(struct stag_cq *cq)
 	local_bh_enable();
 }
 
-/**
- * stag_cq_post() - add a completion
- * @cq: the CQ
- * @wc: the completion; wc->qp is the QP it belongs to
- * @solicited: the completion is of a solicited message
- *
- * Context: any; takes the CQ's lock and may call the consumer's
- * completion handler.
- * Return: 0, or -ENOSPC when the CQ is full: the completion is lost, the
- * CQ is in error and its consumer gets IB_EVENT_CQ_ERR.
- */
-int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited)
+static int cq_post(struct stag_cq *cq, const struct ib_wc *wc, u32 wq_num, bool solicited)
 {
 	unsigned long flags;
 	bool notify, overflow;
@@ -298,7 +293,7 @@ int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited)
 		return -ENOSPC;
 	}
 	if (cq->user)
-		cq_write_cqe(cq, wc, stag_queue_tail(&cq->queue));
+		cq_write_cqe(cq, wc, wq_num, stag_queue_tail(&cq->queue));
 	else
 		memcpy(stag_queue_tail(&cq->queue), wc, sizeof(*wc));
 	stag_queue_push(&cq->queue);
@@ -312,6 +307,38 @@ int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited)
 	if (notify && cq->ibcq.comp_handler)
 		cq_notify(cq);
 	return 0;
+}
+
+/**
+ * stag_cq_post() - add a completion
+ * @cq: the CQ
+ * @wc: the completion; wc->qp is the QP it belongs to
+ * @solicited: the completion is of a solicited message
+ *
+ * Context: any; takes the CQ's lock and may call the consumer's
+ * completion handler.
+ * Return: 0, or -ENOSPC when the CQ is full: the completion is lost, the
+ * CQ is in error and its consumer gets IB_EVENT_CQ_ERR.
+ */
+int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited)
+{
+	return cq_post(cq, wc, 0, solicited);
+}
+
+/**
+ * stag_cq_post_wq() - add a completion of a receive WQ
+ * @cq: the WQ's CQ, a user CQ as every WQ's is
+ * @wc: the completion; wc->qp is NULL
+ * @wq_num: the WQ's number, which the completion gives as its qp_num
+ *
+ * Return: as stag_cq_post(); -EINVAL for a kernel CQ, which has no room
+ * for a number without a QP.
+ */
+int stag_cq_post_wq(struct stag_cq *cq, const struct ib_wc *wc, u32 wq_num)
+{
+	if (WARN_ON_ONCE(!cq->user))
+		return -EINVAL;
+	return cq_post(cq, wc, wq_num, false);
 }
 
 /*

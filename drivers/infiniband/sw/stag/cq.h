@@ -51,6 +51,7 @@ STAG_DEFINE_RESIZE_CQ(stag_cq_resize)
 int stag_cq_poll(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int stag_cq_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited);
+int stag_cq_post_wq(struct stag_cq *cq, const struct ib_wc *wc, u32 wq_num);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 void stag_cq_wc_to_cqe(const struct ib_wc *wc, struct stag_cqe *cqe);

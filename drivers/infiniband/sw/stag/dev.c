@@ -27,6 +27,7 @@
 #include "pd.h"
 #include "qp.h"
 #include "roce.h"
+#include "rss.h"
 #include "srq.h"
 #include "uapi.h"
 #include "verbs.h"
@@ -138,6 +139,11 @@ static void init_attr(struct stag_dev *sdev)
 	attr->max_mr = sdev->res.max[STAG_RES_MR];
 	attr->max_qp = sdev->res.max[STAG_RES_QP];
 	attr->max_raw_ethy_qp = attr->max_qp;
+	/* RSS: Raw Packet QPs spreading frames over receive WQs (rss.c). */
+	attr->max_wq_type_rq = sdev->res.max[STAG_RES_WQ];
+	attr->rss_caps.supported_qpts = BIT(IB_QPT_RAW_PACKET);
+	attr->rss_caps.max_rwq_indirection_tables = sdev->res.max[STAG_RES_RWQ_IND_TBL];
+	attr->rss_caps.max_rwq_indirection_table_size = BIT(STAG_MAX_LOG_IND_TBL_SIZE);
 	attr->max_qp_wr = STAG_MAX_QP_WR;
 	attr->max_send_sge = STAG_MAX_SGE;
 	attr->max_recv_sge = STAG_MAX_SGE;
@@ -294,6 +300,8 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 		goto err_dealloc;
 	sdev->ndev = ndev;
 	ida_init(&sdev->pd_ida);
+	ida_init(&sdev->wq_ida);
+	ida_init(&sdev->rwq_ind_tbl_ida);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
@@ -339,6 +347,8 @@ err_list_del:
 	xa_destroy(&sdev->ahs);
 	xa_destroy(&sdev->qps);
 	stag_tpt_uninit(&sdev->tpt);
+	ida_destroy(&sdev->rwq_ind_tbl_ida);
+	ida_destroy(&sdev->wq_ida);
 	ida_destroy(&sdev->pd_ida);
 	stag_counters_uninit(sdev);
 err_dealloc:
@@ -371,6 +381,8 @@ void stag_dev_dealloc(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&sdev->srqs));
 	xa_destroy(&sdev->srqs);
 	stag_tpt_uninit(&sdev->tpt);
+	ida_destroy(&sdev->rwq_ind_tbl_ida);
+	ida_destroy(&sdev->wq_ida);
 	ida_destroy(&sdev->pd_ida);
 	stag_counters_uninit(sdev);
 	stag_roce_put();

@@ -88,7 +88,7 @@ static struct packet_type tap = {
  * header. IPv6 extension headers are not looked through: a frame with
  * one carries no TCP or UDP header for a flow.
  */
-VISIBLE_IF_KUNIT void stag_flow_parse(const u8 *frame, u32 len, struct stag_flow_fields *f)
+void stag_flow_parse(const u8 *frame, u32 len, struct stag_flow_fields *f)
 {
 	const struct ethhdr *eth = (const struct ethhdr *)frame;
 	u32 off = ETH_HLEN;
@@ -289,7 +289,8 @@ static void give(struct stag_qp *qp, struct sk_buff *skb)
 	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
 	enum ib_qp_state state = stag_qp_state(qp);
 
-	if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD) {
+	/* An RSS QP has no state to be in: its WQs' states decide (rss.c). */
+	if (!qp->rss && state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD) {
 		stag_count_drop(sdev, STAG_CNT_DROP_QP_STATE, qp->ibqp.qp_num);
 		kfree_skb(skb);
 		return;

@@ -6,6 +6,7 @@
 #ifndef _STAG_FLOW_H
 #define _STAG_FLOW_H
 
+#include <linux/if_vlan.h>
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
 
@@ -45,8 +46,9 @@ void stag_flow_loop(const struct net_device *ndev, struct sk_buff *skb,
 		    const struct stag_qp *sender);
 void stag_flow_uninit(void);
 
-#if IS_ENABLED(CONFIG_KUNIT)
 void stag_flow_parse(const u8 *frame, u32 len, struct stag_flow_fields *f);
+
+#if IS_ENABLED(CONFIG_KUNIT)
 int stag_flow_compile(const struct ib_flow_attr *attr, struct stag_flow_fields *val,
 		      struct stag_flow_fields *mask);
 bool stag_flow_fields_match(const struct stag_flow_fields *f, const struct stag_flow_fields *val,

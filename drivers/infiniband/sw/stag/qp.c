@@ -23,6 +23,7 @@
 #include "dev.h"
 #include "qp.h"
 #include "raweth.h"
+#include "rss.h"
 #include "req.h"
 #include "resp.h"
 #include "roce.h"
@@ -31,17 +32,17 @@
 #include "trace.h"
 #include "xport.h"
 
-static struct workqueue_struct *stag_wq;
+static struct workqueue_struct *stag_workqueue;
 
 int stag_qp_wq_init(void)
 {
-	stag_wq = alloc_workqueue("stag", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
-	return stag_wq ? 0 : -ENOMEM;
+	stag_workqueue = alloc_workqueue("stag", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return stag_workqueue ? 0 : -ENOMEM;
 }
 
 void stag_qp_wq_uninit(void)
 {
-	destroy_workqueue(stag_wq);
+	destroy_workqueue(stag_workqueue);
 }
 
 /**
@@ -68,7 +69,7 @@ struct stag_qp *stag_qp_get_by_qpn(struct stag_dev *sdev, u32 qpn)
 void stag_qp_kick(struct stag_qp *qp)
 {
 	stag_qp_get(qp);
-	if (!queue_work(stag_wq, &qp->work))
+	if (!queue_work(stag_workqueue, &qp->work))
 		stag_qp_put(qp);
 }
 
@@ -193,6 +194,14 @@ static int check_init_attr(const struct ib_qp_init_attr *init, bool user)
 	if (init->create_flags)
 		return -EOPNOTSUPP;
 	/*
+	 * An RSS QP (rss.c) is a Raw Packet QP that only receives, into its
+	 * indirection table's WQs: the core has refused receive sizes and
+	 * an SRQ for it already, and it has no CQ.
+	 */
+	if (init->rwq_ind_tbl)
+		return init->qp_type == IB_QPT_RAW_PACKET && !init->cap.max_send_wr ? 0 :
+										-EOPNOTSUPP;
+	/*
 	 * An XRC INI QP only sends: it has no receive CQ. An XRC TGT QP only
 	 * receives, into the SRQ each message names: the ioctl path may give
 	 * it an XRC SRQ (refused) and CQs (ignored, stag_qp_create()), which
@@ -304,6 +313,9 @@ static int share_queues(struct stag_qp *qp, struct ib_udata *udata)
 	struct stag_create_qp_resp resp = {};
 	int ret;
 
+	/* An RSS QP has no ring its process writes. */
+	if (qp->rss)
+		return 0;
 	ret = stag_queue_share(&qp->sq.queue, udata, &resp.sq_offset);
 	if (ret)
 		return ret;
@@ -360,10 +372,12 @@ static void init_attr(struct stag_qp *qp, const struct ib_qp_init_attr *init)
  * @init: its attributes; cap is updated to what the QP got
  * @udata: the user's command, or NULL
  *
- * Return: 0; -EOPNOTSUPP for QP types and flags stag lacks, and for XRC
- * INI QPs of the kernel; -EINVAL for sizes out of range, a missing CQ or XRC
- * domain, a GSI QP from userspace, driver data in the command, or when
- * the device has max_qp QPs already (QP1 counts); -EBUSY for a second GSI
+ * Return: 0; -EOPNOTSUPP for QP types and flags stag lacks, for XRC
+ * INI QPs of the kernel, and for an indirection table on a QP other than
+ * a receive-only Raw Packet QP; -EINVAL for sizes out of range, a missing
+ * CQ or XRC domain, a GSI QP from userspace, driver data in the command
+ * of a QP without a table (a QP with one: stag_rss_create()), or when the
+ * device has max_qp QPs already (QP1 counts); -EBUSY for a second GSI
  * QP; -ENOMEM.
  */
 int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata)
@@ -381,11 +395,22 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 		init->send_cq = NULL;
 		init->recv_cq = NULL;
 	}
-	if (udata && udata->inlen)
+	/* Only an RSS QP's command has driver data: its hash. */
+	if (init->rwq_ind_tbl)
+		memset(&init->cap, 0, sizeof(init->cap));
+	else if (udata && udata->inlen)
 		return -EINVAL;
 	ret = stag_res_charge(&sdev->res, STAG_RES_QP);
 	if (ret)
 		return ret;
+	if (init->rwq_ind_tbl) {
+		qp->rss = stag_rss_create(init->rwq_ind_tbl, udata);
+		if (IS_ERR(qp->rss)) {
+			ret = PTR_ERR(qp->rss);
+			qp->rss = NULL;
+			goto err_uncharge;
+		}
+	}
 
 	qp->user = udata;
 	refcount_set(&qp->ref, 1);
@@ -408,7 +433,7 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 
 	ret = init_queues(qp, init);
 	if (ret)
-		goto err_uncharge;
+		goto err_free_rss;
 	ret = alloc_scratch(qp, qp->sq.max_wr);
 	if (ret)
 		goto err_free_scratch;
@@ -438,6 +463,9 @@ err_roce_uninit:
 err_free_scratch:
 	free_scratch(qp);
 	uninit_queues(qp);
+err_free_rss:
+	if (qp->rss)
+		stag_rss_free(qp->rss);
 err_uncharge:
 	stag_res_uncharge(&sdev->res, STAG_RES_QP);
 	return ret;
@@ -621,7 +649,8 @@ int stag_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask, struct
 	int ret;
 
 	might_sleep();
-	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+	/* An RSS QP has no state: its WQs have (rss.c). */
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS || qp->rss)
 		return -EOPNOTSUPP;
 	if (udata && udata->inlen)
 		return -EINVAL;
@@ -745,6 +774,8 @@ int stag_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	stag_roce_qp_uninit(qp);
 	uninit_queues(qp);
 	free_scratch(qp);
+	if (qp->rss)
+		stag_rss_free(qp->rss);
 	stag_res_uncharge(&to_stag_dev(ibqp->device)->res, STAG_RES_QP);
 	return 0;
 }

@@ -139,6 +139,8 @@ struct stag_qp {
 	 */
 	struct ib_xrcd *xrcd;
 	struct stag_srq *xsrq;
+	/* An RSS QP's table and hash (rss.c); NULL for every other QP. Constant. */
+	struct stag_rss *rss;
 };
 
 static inline struct stag_qp *to_stag_qp(struct ib_qp *ibqp)

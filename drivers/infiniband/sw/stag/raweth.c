@@ -15,6 +15,12 @@
  * receive posted drops the frame (counted as no_recv), as a UD QP drops a
  * datagram; a frame longer than the receive's buffers fails it with a
  * local length error, as a UD message does.
+ *
+ * An RSS QP's frames go to the receive WQ its hash picks (rss.c), each
+ * placed the same way and completed on that WQ's CQ, with the WQ's number
+ * for the QP's. A WQ not ready, or with no receive posted, drops the
+ * frame (no_recv); a receive that fails puts the WQ, not the QP, in
+ * error.
  */
 
 #include <linux/etherdevice.h>
@@ -28,6 +34,8 @@
 #include "req.h"
 #include "resp.h"
 #include "roce.h"
+#include "rss.h"
+#include "wq.h"
 #include "xport.h"
 
 /* Frames placed at one run of the QP's work; the rest wait for the next. */
@@ -109,11 +117,31 @@ const struct stag_xport stag_raweth_xport = {
 	.expire = raweth_expire,
 };
 
-/* Places one frame into the next receive WQE and completes it. */
+/*
+ * Copies a frame into the receive @wqe names, its keys checked through
+ * the gate as @who's; the status of the receive's completion.
+ */
+static enum ib_wc_status copy_frame(struct stag_qp *qp, const struct stag_gate_who *who,
+				    const struct stag_rwqe *wqe, const struct sk_buff *skb)
+{
+	struct stag_sgl *sgl = qp->rq.sgl;
+	enum ib_wc_status status = IB_WC_SUCCESS;
+
+	if (skb->len > wqe->length)
+		return IB_WC_LOC_LEN_ERR;
+	if (stag_sgl_build_range(sgl, &to_stag_dev(qp->ibqp.device)->tpt, who, wqe->sge,
+				 wqe->num_sge, IB_ACCESS_LOCAL_WRITE, 0, skb->len))
+		return IB_WC_LOC_PROT_ERR;
+	if (stag_sgl_copy_skb(sgl, 0, skb, 0, skb->len))
+		status = IB_WC_LOC_PROT_ERR;
+	stag_sgl_release(sgl);
+	return status;
+}
+
+/* Places one frame into the QP's next receive WQE and completes it. */
 static void place(struct stag_qp *qp, const struct sk_buff *skb)
 {
 	struct stag_gate_who who = stag_qp_who(qp);
-	struct stag_sgl *sgl = qp->rq.sgl;
 	struct ib_wc wc = {
 		.opcode = IB_WC_RECV,
 		.byte_len = skb->len,
@@ -131,27 +159,55 @@ static void place(struct stag_qp *qp, const struct sk_buff *skb)
 		/* A malformed receive WQE: the QP is in error already. */
 		return;
 	}
-	if (skb->len > qp->rq.wqe->length) {
-		stag_resp_recv_error(qp, IB_WC_LOC_LEN_ERR);
-		return;
-	}
-	if (stag_sgl_build_range(sgl, &to_stag_dev(qp->ibqp.device)->tpt, &who, qp->rq.wqe->sge,
-				 qp->rq.wqe->num_sge, IB_ACCESS_LOCAL_WRITE, 0, skb->len)) {
-		stag_resp_recv_error(qp, IB_WC_LOC_PROT_ERR);
-		return;
-	}
-	if (stag_sgl_copy_skb(sgl, 0, skb, 0, skb->len))
-		wc.status = IB_WC_LOC_PROT_ERR;
-	stag_sgl_release(sgl);
+	wc.status = copy_frame(qp, &who, qp->rq.wqe, skb);
 	stag_resp_complete_recv(qp, &wc, false);
+}
+
+/*
+ * An RSS QP's frame: into the next receive of the WQ its hash picks,
+ * with that WQ's PD, completed on that WQ's CQ. rq.wqe and rq.sgl are
+ * the QP's scratch, under resp_mutex as for any receive.
+ */
+static void place_rss(struct stag_qp *qp, const struct sk_buff *skb)
+{
+	struct stag_wq *wq = stag_rss_pick(qp->rss, skb);
+	struct stag_gate_who who = { .pd = wq->ibwq.pd, .qpn = qp->ibqp.qp_num };
+	struct ib_wc wc = {
+		.opcode = IB_WC_RECV,
+		.byte_len = skb->len,
+	};
+	int ret;
+
+	lockdep_assert_held(&qp->resp_mutex);
+	mutex_lock(&wq->mutex);
+	ret = stag_wq_take(wq, qp->rq.wqe);
+	switch (ret) {
+	case 0:
+		wc.status = copy_frame(qp, &who, qp->rq.wqe, skb);
+		break;
+	case -EINVAL:
+		wc.status = IB_WC_LOC_QP_OP_ERR;
+		break;
+	case -EIO:
+		/* A corrupted ring: the WQ is in error, its consumer told. */
+		goto out_unlock;
+	default:
+		/* Not ready, or no receive posted. */
+		stag_count_drop(to_stag_dev(qp->ibqp.device), STAG_CNT_DROP_NO_RECV,
+				qp->ibqp.qp_num);
+		goto out_unlock;
+	}
+	stag_wq_complete(wq, &wc, qp->rq.wqe->wr_id);
+out_unlock:
+	mutex_unlock(&wq->mutex);
 }
 
 /**
  * stag_raweth_recv_run() - place the frames the QP's flows queued
  * @qp: the Raw Packet QP
  *
- * A QP that does not take frames now (not RTR, RTS or SQD) drops them.
- * Runs at most RAWETH_BUDGET frames, then leaves the rest to the QP's
+ * A QP that does not take frames now (not RTR, RTS or SQD) drops them;
+ * an RSS QP takes them in any state, its WQs' states decide. Runs at most RAWETH_BUDGET frames, then leaves the rest to the QP's
  * work.
  *
  * Context: the QP's work.
@@ -165,6 +221,14 @@ void stag_raweth_recv_run(struct stag_qp *qp)
 	if (skb_queue_empty_lockless(&qp->roce.rx_req))
 		return;
 	mutex_lock(&qp->resp_mutex);
+	if (qp->rss) {
+		while (budget && (skb = skb_dequeue(&qp->roce.rx_req))) {
+			budget--;
+			place_rss(qp, skb);
+			kfree_skb(skb);
+		}
+		goto out_budget;
+	}
 	state = stag_qp_state(qp);
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQD) {
 		skb_queue_purge(&qp->roce.rx_req);
@@ -180,6 +244,7 @@ void stag_raweth_recv_run(struct stag_qp *qp)
 			break;
 		}
 	}
+out_budget:
 	if (!budget)
 		stag_qp_kick(qp);
 out_unlock:

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Object limits. A device advertises in query_device how many PDs, CQs,
- * QPs, SRQs, MRs, MWs and AHs it can hold (and XRC domains, which the
- * verbs do not advertise), and refuses the one past each
+ * QPs, SRQs, MRs, MWs and AHs it can hold, receive WQs and indirection
+ * tables (and XRC domains, which the verbs do not advertise), and refuses the one past each
  * with -EINVAL, the errno rdma_rxe gives, before anything of it is
  * allocated. The counts are per device, over all its users, as a NIC's
  * are; what one user's objects may take of kernel memory is bounded
@@ -25,7 +25,9 @@
 #include "pd.h"
 #include "qp.h"
 #include "res.h"
+#include "rss.h"
 #include "srq.h"
+#include "wq.h"
 #include "xrcd.h"
 
 struct res_limit {
@@ -42,6 +44,8 @@ static struct res_limit limits[STAG_NR_RES] = {
 	[STAG_RES_MW]	= { STAG_MAX_MW, STAG_MAX_MW },
 	[STAG_RES_AH]	= { STAG_MAX_AH, STAG_MAX_AH },
 	[STAG_RES_XRCD]	= { STAG_MAX_XRCD, STAG_MAX_XRCD },
+	[STAG_RES_WQ]	= { STAG_MAX_WQ, STAG_MAX_WQ },
+	[STAG_RES_RWQ_IND_TBL] = { STAG_MAX_RWQ_IND_TBL, STAG_MAX_RWQ_IND_TBL },
 };
 
 static int limit_set(const char *val, const struct kernel_param *kp)
@@ -88,6 +92,10 @@ module_param_cb(max_ah, &limit_ops, &limits[STAG_RES_AH], 0644);
 MODULE_PARM_DESC(max_ah, "The most address handles of a device created from now on");
 module_param_cb(max_xrcd, &limit_ops, &limits[STAG_RES_XRCD], 0644);
 MODULE_PARM_DESC(max_xrcd, "The most XRC domains of a device created from now on");
+module_param_cb(max_wq, &limit_ops, &limits[STAG_RES_WQ], 0644);
+MODULE_PARM_DESC(max_wq, "The most receive work queues of a device created from now on");
+module_param_cb(max_rwq_ind_tbl, &limit_ops, &limits[STAG_RES_RWQ_IND_TBL], 0644);
+MODULE_PARM_DESC(max_rwq_ind_tbl, "The most RSS indirection tables of a device created from now on");
 
 /**
  * stag_res_init() - a new device's limits, from the module parameters

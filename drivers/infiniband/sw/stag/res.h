@@ -17,6 +17,8 @@ enum stag_res_type {
 	STAG_RES_MW,
 	STAG_RES_AH,
 	STAG_RES_XRCD,
+	STAG_RES_WQ,
+	STAG_RES_RWQ_IND_TBL,
 	STAG_NR_RES,
 };
 

@@ -23,8 +23,10 @@
 #include "qp.h"
 #include "queue.h"
 #include "route.h"
+#include "rss.h"
 #include "srq.h"
 #include "verbs.h"
+#include "wq.h"
 #include "xrcd.h"
 
 static int stag_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -116,8 +118,10 @@ const struct ib_device_ops stag_verbs_ops = {
 	.create_cq = stag_cq_create,
 	.create_flow = stag_flow_create,
 	.create_qp = stag_qp_create,
+	.create_rwq_ind_table = stag_rss_create_ind_table,
 	.create_srq = stag_srq_create,
 	.create_user_ah = stag_ah_create,
+	.create_wq = stag_wq_create,
 	.dealloc_driver = stag_dev_dealloc,
 	.dealloc_mw = stag_mw_dealloc,
 	.dealloc_pd = stag_pd_dealloc,
@@ -129,7 +133,9 @@ const struct ib_device_ops stag_verbs_ops = {
 	.destroy_cq = stag_cq_destroy,
 	.destroy_flow = stag_flow_destroy,
 	.destroy_qp = stag_qp_destroy,
+	.destroy_rwq_ind_table = stag_rss_destroy_ind_table,
 	.destroy_srq = stag_srq_destroy,
+	.destroy_wq = stag_wq_destroy,
 	.detach_mcast = stag_mcast_detach,
 	.disassociate_ucontext = stag_disassociate_ucontext,
 	.fill_res_mr_entry = stag_mr_fill_res_entry,
@@ -143,6 +149,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	.mmap_free = stag_queue_mmap_free,
 	.modify_qp = stag_qp_modify,
 	.modify_srq = stag_srq_modify,
+	.modify_wq = stag_wq_modify,
 	.poll_cq = stag_cq_poll,
 	.post_recv = stag_qp_post_recv,
 	.post_send = stag_qp_post_send,
@@ -165,6 +172,7 @@ const struct ib_device_ops stag_verbs_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_mw, stag_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, stag_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, stag_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_rwq_ind_table, stag_rwq_ind_table, ibtbl),
 	INIT_RDMA_OBJ_SIZE(ib_srq, stag_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, stag_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, stag_xrcd, ibxrcd),

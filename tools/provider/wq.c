@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * stag libibverbs provider: receive WQs and indirection tables. A WQ's
+ * ring is laid out as an SRQ's; the kernel takes its receives as frames
+ * arrive, so posting makes no system call unless the WQ is in the error
+ * state: then the kernel flushes what was posted when the provider rings,
+ * and a WQ's doorbell is a modify to the state it is in (ERR).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "wq.h"
+
+struct stag_create_wq_resp_full {
+	struct ib_uverbs_ex_create_wq_resp ibv_resp;
+	struct stag_create_wq_resp drv;
+};
+
+static_assert(offsetof(struct stag_create_wq_resp_full, drv) ==
+	      sizeof(struct ib_uverbs_ex_create_wq_resp), "padding before the udata");
+
+/* The kernel flushes the ring: ring for what was just posted. */
+static int wq_doorbell(struct ibv_wq *ibwq)
+{
+	struct ibv_wq_attr attr = {
+		.attr_mask = IBV_WQ_ATTR_STATE,
+		.wq_state = IBV_WQS_ERR,
+	};
+	struct ibv_modify_wq cmd = {};
+
+	return ibv_cmd_modify_wq(ibwq, &attr, &cmd, sizeof(cmd));
+}
+
+/*
+ * A doorbell that cannot be written means the WQ or the device is gone
+ * and nothing posted will complete: the whole list is reported as not
+ * posted, as for a QP.
+ */
+static int stag_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr)
+{
+	struct stag_wq *wq = to_stag_wq(ibwq);
+	int ret, db;
+
+	ret = stag_queue_post_recv(&wq->queue, wq->max_sge, wr, bad_wr);
+	if (!stag_queue_flushing(&wq->queue))
+		return ret;
+	db = wq_doorbell(ibwq);
+	if (db && !ret) {
+		*bad_wr = wr;
+		ret = db;
+	}
+	return ret;
+}
+
+struct ibv_wq *stag_create_wq(struct ibv_context *ctx, struct ibv_wq_init_attr *attr)
+{
+	struct stag_create_wq_resp_full resp = {};
+	struct ibv_create_wq cmd = {};
+	struct stag_wq *wq;
+	int ret;
+
+	wq = calloc(1, sizeof(*wq));
+	if (!wq)
+		return NULL;
+
+	ret = ibv_cmd_create_wq(ctx, attr, &wq->wq, &cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret)
+		goto err_free;
+	wq->max_sge = attr->max_sge;
+	ret = stag_queue_map(&wq->queue, ctx->cmd_fd, resp.drv.offset, resp.drv.num_slots,
+			     resp.drv.slot_size,
+			     sizeof(struct stag_recv_wqe) +
+			     (uint64_t)wq->max_sge * sizeof(struct stag_sge));
+	if (ret) {
+		ibv_cmd_destroy_wq(&wq->wq);
+		goto err_free;
+	}
+	wq->wq.state = IBV_WQS_RESET;
+	wq->wq.post_recv = stag_post_wq_recv;
+	return &wq->wq;
+
+err_free:
+	free(wq);
+	errno = ret;
+	return NULL;
+}
+
+int stag_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
+{
+	struct ibv_modify_wq cmd = {};
+
+	return ibv_cmd_modify_wq(ibwq, attr, &cmd, sizeof(cmd));
+}
+
+int stag_destroy_wq(struct ibv_wq *ibwq)
+{
+	struct stag_wq *wq = to_stag_wq(ibwq);
+	int ret;
+
+	/* On failure (a table still names it) the kernel still reads the ring. */
+	ret = ibv_cmd_destroy_wq(ibwq);
+	if (ret)
+		return ret;
+	stag_queue_unmap(&wq->queue);
+	free(wq);
+	return 0;
+}
+
+struct ibv_rwq_ind_table *stag_create_rwq_ind_table(struct ibv_context *ctx,
+						    struct ibv_rwq_ind_table_init_attr *attr)
+{
+	struct ib_uverbs_ex_create_rwq_ind_table_resp resp = {};
+	struct ibv_rwq_ind_table *tbl;
+	int ret;
+
+	tbl = calloc(1, sizeof(*tbl));
+	if (!tbl)
+		return NULL;
+	ret = ibv_cmd_create_rwq_ind_table(ctx, attr, tbl, &resp, sizeof(resp));
+	if (ret) {
+		free(tbl);
+		errno = ret;
+		return NULL;
+	}
+	return tbl;
+}
+
+int stag_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_rwq_ind_table(tbl);
+	if (ret)
+		return ret;
+	free(tbl);
+	return 0;
+}
