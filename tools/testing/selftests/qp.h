@@ -133,7 +133,7 @@ bool async_event(enum ibv_event_type type, void *obj, int ms);
 
 /* ---- the case in progress ---- */
 
-enum kind { K_MAP, K_MR, K_CHANNEL, K_CQ, K_SRQ, K_QP, K_AH, K_XRCD, K_FLOW };
+enum kind { K_MAP, K_MR, K_CHANNEL, K_CQ, K_SRQ, K_QP, K_AH, K_XRCD, K_FLOW, K_WQ, K_RWQ_IND };
 
 void track(enum kind kind, void *obj, size_t len);
 void untrack(void *obj);

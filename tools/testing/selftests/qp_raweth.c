@@ -753,6 +753,536 @@ static void raweth_race(void)
 	       c.rounds);
 }
 
+/* ---- RSS: receive WQs, indirection tables, RSS QPs ---- */
+
+#define RSS_LOG		2		/* WQs in the table: 4 */
+#define RSS_NWQ		(1 << RSS_LOG)
+#define RSS_SLOTS	8		/* receives posted to each WQ */
+#define RSS_UDP4	(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
+			 IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
+
+/* pyverbs' test_rss_traffic key. */
+static const uint8_t rss_key[40] = {
+	0x2c, 0xc6, 0x81, 0xd1, 0x5b, 0xdb, 0xf4, 0xf7, 0xfc, 0xa2, 0x83, 0x19, 0xdb, 0x1a,
+	0x3e, 0x94, 0x6b, 0x9e, 0x38, 0xd9, 0x2c, 0x9c, 0x03, 0xd1, 0xad, 0x99, 0x44, 0xa7,
+	0xd9, 0x56, 0x3d, 0x59, 0x06, 0x3c, 0x25, 0xf3, 0xfc, 0x1f, 0xdc, 0x2a,
+};
+
+/* The Toeplitz hash, as Microsoft's RSS specification defines it, written apart from the kernel's. */
+static uint32_t toeplitz(const uint8_t *key, const uint8_t *in, size_t len)
+{
+	uint64_t k = 0;
+	uint32_t hash = 0;
+	size_t bit;
+
+	for (bit = 0; bit < len * 8; bit++) {
+		/* The 32 key bits that start at this input bit. */
+		size_t byte = bit / 8, shift = bit % 8;
+
+		k = (uint64_t)key[byte] << 32 | (uint64_t)key[byte + 1] << 24 |
+		    (uint64_t)key[byte + 2] << 16 | (uint64_t)key[byte + 3] << 8 | key[byte + 4];
+		if (in[byte] & (0x80 >> shift))
+			hash ^= (uint32_t)(k >> (8 - shift));
+	}
+	return hash;
+}
+
+/* Where frame_build()'s IPv4/UDP frame to 2.2.2.@d, port @dport, must go. */
+static int rss_index(uint8_t d, uint16_t dport)
+{
+	uint8_t in[12] = { 1, 1, 1, 1, 2, 2, 2, d, 1234 >> 8, 1234 & 0xff, dport >> 8, dport };
+
+	return toeplitz(rss_key, in, sizeof(in)) & (RSS_NWQ - 1);
+}
+
+static struct ibv_wq *wq_new(struct ibv_cq *cq, uint32_t max_wr)
+{
+	struct ibv_wq_init_attr a = {
+		.wq_type = IBV_WQT_RQ, .max_wr = max_wr, .max_sge = MAX_SGE, .pd = pd, .cq = cq,
+	};
+	struct ibv_wq *wq = ibv_create_wq(ctx, &a);
+
+	if (!wq) {
+		t_fail("ibv_create_wq: %s", strerror(errno));
+		return NULL;
+	}
+	track(K_WQ, wq, 0);
+	return wq;
+}
+
+static int wq_to(struct ibv_wq *wq, enum ibv_wq_state state)
+{
+	struct ibv_wq_attr a = { .attr_mask = IBV_WQ_ATTR_STATE, .wq_state = state };
+
+	return ibv_modify_wq(wq, &a);
+}
+
+static struct ibv_rwq_ind_table *table_new(struct ibv_wq **wqs, uint32_t log)
+{
+	struct ibv_rwq_ind_table_init_attr a = { .log_ind_tbl_size = log, .ind_tbl = wqs };
+	struct ibv_rwq_ind_table *t = ibv_create_rwq_ind_table(ctx, &a);
+
+	if (!t) {
+		t_fail("ibv_create_rwq_ind_table: %s", strerror(errno));
+		return NULL;
+	}
+	track(K_RWQ_IND, t, 0);
+	return t;
+}
+
+/* An RSS QP's attributes over @t; the caller may spoil them. */
+static struct ibv_qp_init_attr_ex rss_attr(struct ibv_rwq_ind_table *t, uint64_t fields)
+{
+	return (struct ibv_qp_init_attr_ex){
+		.qp_type = IBV_QPT_RAW_PACKET, .pd = pd, .rwq_ind_tbl = t,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.rx_hash_conf = { .rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
+				  .rx_hash_key_len = sizeof(rss_key),
+				  .rx_hash_key = (uint8_t *)rss_key,
+				  .rx_hash_fields_mask = fields },
+	};
+}
+
+/* An RSS QP over @t with a flow that takes IPv4 frames to the group; NULL skips. */
+static struct ibv_qp *rss_qp(struct ibv_rwq_ind_table *t, uint64_t fields)
+{
+	struct ibv_qp_init_attr_ex a = rss_attr(t, fields);
+	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &a);
+	struct flow_buf fb;
+	struct ibv_flow *flow;
+
+	if (!qp) {
+		t_fail("ibv_create_qp_ex, an RSS QP: %s", strerror(errno));
+		return NULL;
+	}
+	track(K_QP, qp, 0);
+	fa_init(&fb, 0);
+	fa_eth(&fb, group, 0x0800);
+	flow = ibv_create_flow(qp, &fb.attr);
+	if (!flow) {
+		t_fail("ibv_create_flow on the RSS QP: %s", strerror(errno));
+		return NULL;
+	}
+	track(K_FLOW, flow, 0);
+	return qp;
+}
+
+static void expect_qp_refused(struct ibv_qp_init_attr_ex *a, int err, const char *what)
+{
+	struct ibv_qp *qp = ibv_create_qp_ex(ctx, a);
+
+	if (qp) {
+		t_fail("%s: ibv_create_qp_ex succeeded, expected %s", what, strerror(err));
+		track(K_QP, qp, 0);
+		return;
+	}
+	t_check(errno == err, "%s: ibv_create_qp_ex: %s, expected %s", what, strerror(errno),
+		strerror(err));
+}
+
+/* Posts @rx's slot @i (RXLEN bytes, blank again) to @wq as receive @i. */
+static void wq_post(struct ibv_wq *wq, struct buf *rx, uint64_t i, uint32_t len)
+{
+	struct ibv_sge sg = sge_of(rx, i * RXLEN, len);
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sg, .num_sge = 1 }, *bad;
+	int ret;
+
+	fill(rx->data + i * RXLEN, RXLEN, BLANK);
+	ret = ibv_post_wq_recv(wq, &wr, &bad);
+	t_check(!ret, "ibv_post_wq_recv to WQ %#x: %s", wq->wq_num, strerror(ret));
+}
+
+/* The next completion on @cq must be receive @wr_id of @wq, @status. */
+static bool expect_wq_wc(struct ibv_cq *cq, struct ibv_wq *wq, uint64_t wr_id,
+			 enum ibv_wc_status status, struct ibv_wc *wc, const char *what)
+{
+	if (!expect_wc(cq, wr_id, status, IBV_WC_RECV, wc, what))
+		return false;
+	t_check(wc->qp_num == wq->wq_num, "%s: qp_num %#x, expected the WQ's %#x", what,
+		wc->qp_num, wq->wq_num);
+	return wc->qp_num == wq->wq_num;
+}
+
+/* Frames spread over 4 WQs on 2 CQs as the hash says, each whole in the next receive. */
+static void rss_spread(void)
+{
+	struct ibv_cq *cqs[2] = { cq_new(), cq_new() };
+	struct end *a = raw_end();
+	struct ibv_wq *wqs[RSS_NWQ];
+	struct buf *rx[RSS_NWQ], *tx = buf_new(RXLEN, LW);
+	int i, n[RSS_NWQ] = { 0 }, used = 0;
+	/* Microsoft's first IPv4 vector: 66.9.149.187:2794 to 161.142.100.80:1766. */
+	static const uint8_t ms_key[40] = {
+		0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+		0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+		0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+	};
+	static const uint8_t ms_in[12] = { 66, 9, 149, 187, 161, 142, 100, 80, 0x0a, 0xea, 0x06, 0xe6 };
+
+	t_check(toeplitz(ms_key, ms_in, 8) == 0x323e8fc2 && toeplitz(ms_key, ms_in, 12) == 0x51ccc178,
+		"this test's Toeplitz: %#x and %#x, expected 0x323e8fc2 and 0x51ccc178",
+		toeplitz(ms_key, ms_in, 8), toeplitz(ms_key, ms_in, 12));
+	if (!cqs[0] || !cqs[1] || !a || !tx)
+		return;
+	for (i = 0; i < RSS_NWQ; i++) {
+		rx[i] = buf_new(RXLEN * RSS_SLOTS, LW);
+		wqs[i] = rx[i] ? wq_new(cqs[i % 2], RSS_SLOTS) : NULL;
+		if (!wqs[i] || wq_to(wqs[i], IBV_WQS_RDY)) {
+			t_fail("WQ %d to RDY", i);
+			return;
+		}
+	}
+	if (!rss_qp(table_new(wqs, RSS_LOG), RSS_UDP4))
+		return;
+	for (i = 0; i < RSS_NWQ; i++)
+		for (int k = 0; k < RSS_SLOTS; k++)
+			wq_post(wqs[i], rx[i], k, RXLEN);
+
+	/* Each frame to its own port: at most RSS_SLOTS per WQ. */
+	for (i = 0; i < 16 && !t_failing(); i++) {
+		struct frame f = { .dst = group, .ip = 4, .l4 = IPPROTO_UDP, .dst_last = i,
+				   .dport = PORT_A + i };
+		int w = rss_index(i, PORT_A + i);
+		uint8_t want[RXLEN];
+		struct ibv_wc wc;
+
+		if (n[w] == RSS_SLOTS)
+			continue;
+		frame_build((uint8_t *)tx->data, FRAME, &f, 300 + i);
+		if (!send_frame(a, tx, FRAME, i, IBV_WC_SUCCESS, "a frame to the RSS QP's group") ||
+		    !expect_wq_wc(cqs[w % 2], wqs[w], n[w], IBV_WC_SUCCESS, &wc,
+				  "the frame in the WQ its hash names"))
+			return;
+		t_check(wc.byte_len == FRAME, "byte_len %u, expected %d", wc.byte_len, FRAME);
+		fill(want, RXLEN, BLANK);
+		memcpy(want, tx->data, FRAME);
+		expect_bytes(rx[w]->data + n[w] * RXLEN, want, RXLEN, "the frame received");
+		used += !n[w]++;
+	}
+	t_check(used >= 2, "the frames went to %d WQ of %d: the hash spreads nothing", used,
+		RSS_NWQ);
+	expect_none(cqs[0], QUIET_MS, "no other completion");
+	expect_none(cqs[1], 0, "no other completion");
+	for (i = 0; i < RSS_NWQ; i++) {
+		for (int k = n[i]; k < RSS_SLOTS; k++) {
+			uint8_t want[RXLEN];
+
+			fill(want, RXLEN, BLANK);
+			expect_bytes(rx[i]->data + k * RXLEN, want, RXLEN, "a receive not used");
+		}
+		expect_guards(rx[i], "the WQs' buffers");
+	}
+	printf("# frames per WQ: %d %d %d %d\n", n[0], n[1], n[2], n[3]);
+}
+
+static void send_ip4(struct end *a, struct buf *tx, uint64_t wr_id, size_t len)
+{
+	struct frame f = { .dst = group, .ip = 4, .l4 = IPPROTO_UDP, .dport = PORT_A };
+
+	frame_build((uint8_t *)tx->data, len, &f, 400 + wr_id);
+	send_frame(a, tx, len, wr_id, IBV_WC_SUCCESS, "a frame to the RSS QP");
+}
+
+/* RESET takes nothing, RDY places, ERR flushes (what waits and what comes after), RESET drops. */
+static void rss_states(void)
+{
+	struct ibv_cq *cq = cq_new();
+	struct end *a = raw_end();
+	struct buf *rx = buf_new(RXLEN * RSS_SLOTS, LW), *tx = buf_new(RXLEN, LW);
+	struct ibv_wq *wq = cq && rx ? wq_new(cq, RSS_SLOTS) : NULL;
+	struct ibv_wq_attr wa = { .attr_mask = IBV_WQ_ATTR_STATE | IBV_WQ_ATTR_CURR_STATE };
+	struct ibv_wc wc;
+	long drops;
+	int ret;
+
+	if (!wq || !a || !tx || !rss_qp(table_new(&wq, 0), RSS_UDP4))
+		return;
+	wq_post(wq, rx, 0, RXLEN);
+	drops = hw_counter("drop_no_recv");
+	send_ip4(a, tx, 1, FRAME);
+	expect_none(cq, QUIET_MS, "a frame while the WQ is in RESET");
+	t_check(hw_counter("drop_no_recv") == drops + 1, "drop_no_recv %ld, expected %ld",
+		hw_counter("drop_no_recv"), drops + 1);
+
+	t_check(!wq_to(wq, IBV_WQS_RDY), "RESET to RDY");
+	send_ip4(a, tx, 2, FRAME);
+	if (expect_wq_wc(cq, wq, 0, IBV_WC_SUCCESS, &wc, "a frame once the WQ is RDY"))
+		expect_bytes(rx->data, tx->data, FRAME, "the frame received");
+
+	wq_post(wq, rx, 1, RXLEN);
+	wq_post(wq, rx, 2, RXLEN);
+	t_check(!wq_to(wq, IBV_WQS_ERR), "RDY to ERR");
+	expect_wq_wc(cq, wq, 1, IBV_WC_WR_FLUSH_ERR, &wc, "a receive waiting at ERR");
+	expect_wq_wc(cq, wq, 2, IBV_WC_WR_FLUSH_ERR, &wc, "a receive waiting at ERR");
+	wq_post(wq, rx, 3, RXLEN);
+	expect_wq_wc(cq, wq, 3, IBV_WC_WR_FLUSH_ERR, &wc, "a receive posted in ERR");
+	send_ip4(a, tx, 3, FRAME);
+	expect_none(cq, QUIET_MS, "a frame while the WQ is in ERR");
+
+	ret = wq_to(wq, IBV_WQS_RDY);
+	t_check(ret == EINVAL, "ERR to RDY: %s, expected EINVAL", strerror(ret));
+	wa.curr_wq_state = IBV_WQS_RDY;
+	wa.wq_state = IBV_WQS_RESET;
+	ret = ibv_modify_wq(wq, &wa);
+	t_check(ret == EINVAL, "a current state that is not the WQ's: %s, expected EINVAL",
+		strerror(ret));
+	wa.curr_wq_state = IBV_WQS_ERR;
+	t_check(!ibv_modify_wq(wq, &wa), "ERR to RESET");
+	wq_post(wq, rx, 4, RXLEN);
+	t_check(!wq_to(wq, IBV_WQS_RESET), "RESET to RESET drops what waits");
+	expect_none(cq, QUIET_MS, "a reset: no completion");
+	wq_post(wq, rx, 5, 64);
+	wq_post(wq, rx, 6, RXLEN);
+	t_check(!wq_to(wq, IBV_WQS_RDY), "RESET to RDY");
+	send_ip4(a, tx, 4, FRAME);
+	expect_wq_wc(cq, wq, 5, IBV_WC_LOC_LEN_ERR, &wc, "a frame longer than the receive");
+	expect_wq_wc(cq, wq, 6, IBV_WC_WR_FLUSH_ERR, &wc, "the next receive, the WQ in error");
+	expect_none(cq, QUIET_MS, "nothing more");
+	/* Receives 1 to 6 were posted blank; none got a byte. */
+	for (int k = 1; k <= 6; k++) {
+		uint8_t want[RXLEN];
+
+		fill(want, RXLEN, BLANK);
+		expect_bytes(rx->data + k * RXLEN, want, RXLEN, "a receive flushed or dropped");
+	}
+	expect_guards(rx, "the WQ's buffer");
+}
+
+/* WQs, tables and RSS QPs refused with their errno; what an RSS QP does not do. */
+static void rss_refused(void)
+{
+	struct ibv_cq *cq = cq_new();
+	struct ibv_wq *wq = cq ? wq_new(cq, 4) : NULL;
+	struct ibv_wq *many[512];
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = 9, .ind_tbl = many };
+	struct ibv_wq_init_attr wa = {
+		.wq_type = IBV_WQT_RQ, .max_wr = 4, .max_sge = 1, .pd = pd, .cq = cq,
+	};
+	struct ibv_rwq_ind_table *t;
+	struct ibv_qp_init_attr_ex qa;
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	struct buf *rx = buf_new(RXLEN, LW), *tx = buf_new(RXLEN, LW);
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *sbad;
+	struct ibv_recv_wr rwr = { 0 }, *rbad;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_mr *mr2;
+	struct ibv_qp *qp;
+	struct end *a;
+	struct ibv_wc wc;
+	int i, ret;
+
+	if (!wq || !pd2 || !rx || !tx)
+		return;
+	struct { uint32_t max_wr, max_sge, flags; int err; const char *what; } bad[] = {
+		{ 0, 1, 0, EINVAL, "max_wr 0" },
+		{ dev_attr.max_qp_wr + 1, 1, 0, EINVAL, "max_wr past max_qp_wr" },
+		{ 4, dev_attr.max_sge + 1, 0, EINVAL, "max_sge past the device's" },
+		{ 4, 1, IBV_WQ_FLAGS_CVLAN_STRIPPING, EOPNOTSUPP, "VLAN stripping" },
+		{ 4, 1, IBV_WQ_FLAGS_SCATTER_FCS, EOPNOTSUPP, "FCS scatter" },
+	};
+	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+		struct ibv_wq *w;
+
+		wa.max_wr = bad[i].max_wr;
+		wa.max_sge = bad[i].max_sge;
+		wa.create_flags = bad[i].flags;
+		wa.comp_mask = bad[i].flags ? IBV_WQ_INIT_ATTR_FLAGS : 0;
+		w = ibv_create_wq(ctx, &wa);
+		if (w) {
+			track(K_WQ, w, 0);
+			t_fail("ibv_create_wq, %s: succeeded, expected %s", bad[i].what,
+			       strerror(bad[i].err));
+			continue;
+		}
+		t_check(errno == bad[i].err, "ibv_create_wq, %s: %s, expected %s", bad[i].what,
+			strerror(errno), strerror(bad[i].err));
+	}
+
+	for (i = 0; i < 512; i++)
+		many[i] = wq;
+	t = ibv_create_rwq_ind_table(ctx, &ta);
+	if (t)
+		track(K_RWQ_IND, t, 0);
+	t_check(!t && errno == EINVAL, "a table of 512 WQs: %s, expected EINVAL",
+		t ? "created" : strerror(errno));
+	t = table_new(&wq, 0);
+	if (!t)
+		return;
+
+	struct { uint64_t fields; uint8_t fn, key_len; int err; const char *what; } conf[] = {
+		{ RSS_UDP4, IBV_RX_HASH_FUNC_TOEPLITZ, 39, EINVAL, "a key of 39 bytes" },
+		{ RSS_UDP4, 2, 40, EOPNOTSUPP, "a function other than Toeplitz" },
+		{ 0, IBV_RX_HASH_FUNC_TOEPLITZ, 40, EINVAL, "no field" },
+		{ IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_INNER, IBV_RX_HASH_FUNC_TOEPLITZ, 40, EOPNOTSUPP,
+		  "inner headers" },
+		{ IBV_RX_HASH_IPSEC_SPI, IBV_RX_HASH_FUNC_TOEPLITZ, 40, EOPNOTSUPP, "IPsec SPI" },
+		{ IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV6, IBV_RX_HASH_FUNC_TOEPLITZ, 40, EINVAL,
+		  "IPv4 with IPv6" },
+		{ IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_UDP, IBV_RX_HASH_FUNC_TOEPLITZ, 40,
+		  EINVAL, "TCP with UDP ports" },
+	};
+	for (i = 0; i < (int)(sizeof(conf) / sizeof(conf[0])); i++) {
+		qa = rss_attr(t, conf[i].fields);
+		qa.rx_hash_conf.rx_hash_function = conf[i].fn;
+		qa.rx_hash_conf.rx_hash_key_len = conf[i].key_len;
+		expect_qp_refused(&qa, conf[i].err, conf[i].what);
+	}
+	qa = rss_attr(t, RSS_UDP4);
+	qa.comp_mask &= ~IBV_QP_INIT_ATTR_RX_HASH;
+	expect_qp_refused(&qa, EINVAL, "a table without a hash");
+	qa = rss_attr(t, RSS_UDP4);
+	qa.comp_mask &= ~IBV_QP_INIT_ATTR_IND_TABLE;
+	expect_qp_refused(&qa, EINVAL, "a hash without a table");
+	qa = rss_attr(t, RSS_UDP4);
+	qa.qp_type = IBV_QPT_UD;
+	expect_qp_refused(&qa, EOPNOTSUPP, "a UD QP with a table");
+	qa = rss_attr(t, RSS_UDP4);
+	qa.cap.max_send_wr = 1;
+	qa.cap.max_send_sge = 1;
+	qa.send_cq = cq;
+	expect_qp_refused(&qa, EOPNOTSUPP, "an RSS QP that sends");
+	qa = rss_attr(t, RSS_UDP4);
+	qa.cap.max_recv_wr = 1;
+	expect_qp_refused(&qa, EINVAL, "an RSS QP with receives of its own");
+
+	qp = rss_qp(t, RSS_UDP4);
+	if (!qp)
+		return;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT);
+	t_check(ret == EOPNOTSUPP, "modify_qp of an RSS QP: %s, expected EOPNOTSUPP",
+		strerror(ret));
+	ret = ibv_post_send(qp, &swr, &sbad);
+	t_check(ret == EINVAL, "post_send to an RSS QP: %s, expected EINVAL", strerror(ret));
+	ret = ibv_post_recv(qp, &rwr, &rbad);
+	t_check(ret == EINVAL, "post_recv to an RSS QP: %s, expected EINVAL", strerror(ret));
+	ret = ibv_destroy_wq(wq);
+	t_check(ret == EBUSY, "destroying a WQ a table names: %s, expected EBUSY", strerror(ret));
+	ret = ibv_destroy_rwq_ind_table(t);
+	t_check(ret == EBUSY, "destroying a table an RSS QP has: %s, expected EBUSY",
+		strerror(ret));
+
+	/* A receive with another PD's key: the gate refuses it, the WQ goes to ERR. */
+	mr2 = ibv_reg_mr(pd2, rx->data, RXLEN, LW);
+	a = raw_end();
+	if (!mr2 || !a)
+		return;
+	track(K_MR, mr2, 0);
+	t_check(!wq_to(wq, IBV_WQS_RDY), "RESET to RDY");
+	{
+		struct ibv_sge sg = { .addr = (uintptr_t)rx->data, .length = RXLEN,
+				      .lkey = mr2->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sg, .num_sge = 1 }, *bad2;
+
+		fill(rx->data, RXLEN, BLANK);
+		t_check(!ibv_post_wq_recv(wq, &wr, &bad2), "ibv_post_wq_recv");
+	}
+	send_ip4(a, tx, 9, FRAME);
+	expect_wq_wc(cq, wq, 7, IBV_WC_LOC_PROT_ERR, &wc, "a receive with another PD's lkey");
+	expect_blank(rx, "the buffer of another PD's region");
+	ret = wq_to(wq, IBV_WQS_RDY);
+	t_check(ret == EINVAL, "the WQ is in ERR after it: %s", strerror(ret));
+}
+
+struct rss_churn {
+	struct ibv_rwq_ind_table *t;
+	int rounds, done_rounds, err;
+	bool done;
+};
+
+/* Creates RSS QPs over the table, with their flows, and destroys them. */
+static void *churn_rss(void *arg)
+{
+	struct rss_churn *c = arg;
+	struct flow_buf fb;
+	int i;
+
+	fa_init(&fb, 0);
+	fa_eth(&fb, group, 0x0800);
+	for (i = 0; i < c->rounds && !c->err; i++) {
+		struct ibv_qp_init_attr_ex a = rss_attr(c->t, RSS_UDP4);
+		struct ibv_qp *qp = ibv_create_qp_ex(ctx, &a);
+		struct ibv_flow *flow = qp ? ibv_create_flow(qp, &fb.attr) : NULL;
+
+		if (!flow) {
+			c->err = errno ?: EIO;
+			if (qp)
+				ibv_destroy_qp(qp);
+			break;
+		}
+		if (ibv_destroy_flow(flow) || ibv_destroy_qp(qp))
+			c->err = errno ?: EIO;
+		c->done_rounds++;
+	}
+	__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* RSS QPs come and go over one table while frames arrive: each lands whole, in order. */
+static void rss_race(void)
+{
+	struct ibv_cq *cq = cq_new();
+	struct end *a = raw_end();
+	struct buf *rx = buf_new(RXLEN * DEPTH, LW), *tx = buf_new(RXLEN, LW);
+	struct ibv_wq *wq = cq && rx ? wq_new(cq, DEPTH) : NULL;
+	struct rss_churn c = { .rounds = 300 };
+	int got = 0, sent = 0, i, n;
+	uint32_t last = 0;
+	pthread_t th;
+
+	if (!wq || !a || !tx || wq_to(wq, IBV_WQS_RDY))
+		return;
+	c.t = table_new(&wq, 0);
+	if (!c.t)
+		return;
+	for (i = 0; i < DEPTH; i++)
+		wq_post(wq, rx, i, RXLEN);
+	if (pthread_create(&th, NULL, churn_rss, &c)) {
+		t_fail("pthread_create");
+		return;
+	}
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) && sent < 20000 && !t_failing()) {
+		struct ibv_wc wc[DEPTH];
+
+		race_frame((uint8_t *)tx->data, sent);
+		tx->data[12] = 0x08;	/* IPv4's type, for the RSS QPs' flows */
+		tx->data[13] = 0x00;
+		if (!send_frame(a, tx, FRAME, sent, IBV_WC_SUCCESS, "a frame while RSS QPs churn"))
+			break;
+		sent++;
+		while ((n = poll_n(cq, wc, DEPTH, 0)) > 0) {
+			for (i = 0; i < n; i++) {
+				uint8_t want[FRAME];
+				char *slot = rx->data + wc[i].wr_id * RXLEN;
+				uint32_t k;
+
+				bool ok = wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len == FRAME &&
+					  wc[i].qp_num == wq->wq_num && wc[i].wr_id < DEPTH;
+
+				t_check(ok, "a frame received: %s, %u bytes, WQ %#x, wr_id %llu",
+					ibv_wc_status_str(wc[i].status), wc[i].byte_len, wc[i].qp_num,
+					(unsigned long long)wc[i].wr_id);
+				if (!ok)
+					return;
+				memcpy(&k, slot + 14, sizeof(k));
+				race_frame(want, k);
+				want[12] = 0x08;
+				want[13] = 0x00;
+				t_check(!memcmp(slot, want, FRAME), "frame %u not as sent", k);
+				t_check(!got || k > last, "frame %u after frame %u", k, last);
+				last = k;
+				got++;
+				wq_post(wq, rx, wc[i].wr_id, RXLEN);
+			}
+		}
+	}
+	pthread_join(th, NULL);
+	t_check(!c.err, "creating and destroying RSS QPs: %s", strerror(c.err));
+	expect_guards(rx, "the WQ's buffer");
+	printf("# %d of %d frames sent while %d RSS QPs came and went were received\n", got,
+	       sent, c.done_rounds);
+}
+
 #define CASE(desc, fn) { desc, fn }
 
 const struct qp_case raweth_cases[] = {
@@ -769,5 +1299,13 @@ const struct qp_case raweth_cases[] = {
 	CASE("raw: a UD send naming a Raw Packet QP's number is not received", raweth_not_roce),
 	CASE("raw: flows created and destroyed while frames arrive: each lands whole, in order",
 	     raweth_race),
+	CASE("rss: frames spread over 4 WQs on 2 CQs as the Toeplitz hash says, each whole in "
+	     "its WQ's next receive, the WQ's number in the completion", rss_spread),
+	CASE("rss: a WQ in RESET takes nothing, RDY places, ERR flushes what waits and what is "
+	     "posted after, RESET drops; a frame too long: LOC_LEN_ERR", rss_states),
+	CASE("rss: WQs, tables and RSS QPs refused with their errno; an RSS QP does not send, "
+	     "receive or modify; another PD's lkey: LOC_PROT_ERR", rss_refused),
+	CASE("rss: RSS QPs created and destroyed over a table while frames arrive: each lands "
+	     "whole, in order", rss_race),
 	{ NULL }
 };

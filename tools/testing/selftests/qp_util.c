@@ -79,6 +79,10 @@ static int release(const struct tracked *t)
 		return ibv_destroy_ah(t->obj);
 	case K_FLOW:
 		return ibv_destroy_flow(t->obj);
+	case K_WQ:
+		return ibv_destroy_wq(t->obj);
+	case K_RWQ_IND:
+		return ibv_destroy_rwq_ind_table(t->obj);
 	default:
 		return ibv_close_xrcd(t->obj);
 	}
@@ -89,7 +93,8 @@ void case_release(void)
 {
 	static const char * const names[] = { "munmap", "ibv_dereg_mr",
 		"ibv_destroy_comp_channel", "ibv_destroy_cq", "ibv_destroy_srq",
-		"ibv_destroy_qp", "ibv_destroy_ah", "ibv_close_xrcd", "ibv_destroy_flow" };
+		"ibv_destroy_qp", "ibv_destroy_ah", "ibv_close_xrcd", "ibv_destroy_flow",
+		"ibv_destroy_wq", "ibv_destroy_rwq_ind_table" };
 	int ret;
 
 	while (ntracked > 0) {
