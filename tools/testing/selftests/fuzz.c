@@ -86,7 +86,7 @@
 #define MAX_THREADS	16
 #define MAX_SGE		8	/* SGEs a WR may name, past every QP's limit */
 
-enum kind { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_MW, K_AH, K_XRCD, K_FLOW, K_NR };
+enum kind { K_PD, K_CQ, K_QP, K_SRQ, K_MR, K_MW, K_AH, K_XRCD, K_FLOW, K_WQ, K_IND, K_NR };
 
 /* One object a worker holds, and whether a thread is using it. */
 struct slot {
@@ -116,7 +116,7 @@ struct world {
 struct stats {
 	atomic_ulong calls, failed, einval, enomem, ebusy, other_err;
 	atomic_ulong completions, wc_errors, wc_flushed, junk_rings, flushes, forks, remaps;
-	atomic_ulong attaches, dmabufs, flows;
+	atomic_ulong attaches, dmabufs, flows, wqs, ind_tables, rss_qps;
 	atomic_ulong xrcds, xrcd_busy, xsrqs, tgts, opened, inis, xrc_posts, xrc_recvs;
 	atomic_ulong workers, killed, finished;
 	atomic_uint tgt_qpn[NNUM], srqn[NNUM];
@@ -1603,6 +1603,152 @@ static void op_flow(struct world *w)
 	give(w, K_QP, qp);
 }
 
+/*
+ * Receive WQs, indirection tables of them, and RSS QPs over the tables:
+ * sizes, flags, states and hash configurations valid or not, receives
+ * into regions of the WQ's PD or anywhere, WQs destroyed while a table
+ * names them (EBUSY) and tables while an RSS QP has them. An RSS QP is a
+ * QP like any to the other operations: flows, posts, destroys.
+ */
+static void op_wq(struct world *w)
+{
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_wq *wq;
+
+	switch (rnd(6)) {
+	case 0: {
+		struct ibv_wq_init_attr a = {
+			.wq_type = one_in(10) ? rnd(3) : IBV_WQT_RQ,
+			.max_wr = one_in(5) ? wild32() : 1 + rnd(64),
+			.max_sge = one_in(5) ? wild32() : 1 + rnd(4),
+			.comp_mask = one_in(5) ? IBV_WQ_INIT_ATTR_FLAGS : 0,
+			.create_flags = one_in(2) ? rnd(16) : wild32(),
+		};
+
+		a.pd = take(w, K_PD, NULL);
+		a.cq = a.pd ? take(w, K_CQ, NULL) : NULL;
+		if (a.cq) {
+			wq = made(ibv_create_wq(w->ctx, &a));
+			if (wq) {
+				atomic_fetch_add(&stats->wqs, 1);
+				if (!add(w, K_WQ, wq, 0))
+					count(ibv_destroy_wq(wq));
+			}
+			give(w, K_CQ, a.cq);
+		}
+		if (a.pd)
+			give(w, K_PD, a.pd);
+		break;
+	}
+	case 1:
+		wq = remove_one(w, K_WQ, NULL);
+		if (wq && ibv_destroy_wq(wq)) {
+			count(errno);
+			add(w, K_WQ, wq, 0);
+		} else if (wq) {
+			count(0);
+		}
+		tbl = one_in(2) ? remove_one(w, K_IND, NULL) : NULL;
+		if (tbl && ibv_destroy_rwq_ind_table(tbl)) {
+			count(errno);
+			add(w, K_IND, tbl, 0);
+		} else if (tbl) {
+			count(0);
+		}
+		break;
+	case 2:
+		wq = take(w, K_WQ, NULL);
+		if (wq) {
+			struct ibv_wq_attr a = {
+				.attr_mask = one_in(6) ? wild32() : IBV_WQ_ATTR_STATE |
+					     (one_in(3) ? IBV_WQ_ATTR_CURR_STATE : 0),
+				.wq_state = one_in(8) ? wild32() : rnd(3),
+				.curr_wq_state = rnd(4),
+			};
+
+			count(ibv_modify_wq(wq, &a));
+			give(w, K_WQ, wq);
+		}
+		break;
+	case 3:
+		wq = take(w, K_WQ, NULL);
+		if (wq) {
+			struct ibv_sge sge[MAX_SGE];
+			struct ibv_recv_wr wr = { .wr_id = 11, .sg_list = sge }, *bad;
+			uint32_t len, rkey;
+			uint64_t raddr;
+			int i;
+
+			for (i = 0; i < MAX_SGE; i++) {
+				if (one_in(2) && region_sge(w, wq->pd, &sge[i], &rkey, &raddr))
+					continue;
+				sge[i].addr = some_addr(w, &len);
+				sge[i].length = len;
+				sge[i].lkey = some_key(w, false);
+			}
+			wr.num_sge = one_in(8) ? (int)rnd(MAX_SGE + 1) : 1;
+			count(ibv_post_wq_recv(wq, &wr, &bad));
+			give(w, K_WQ, wq);
+		}
+		break;
+	case 4: {
+		/* One WQ in every entry: a table may name a WQ more than once. */
+		struct ibv_wq *wqs[16];
+		struct ibv_rwq_ind_table_init_attr a = { .log_ind_tbl_size = rnd(5),
+							 .ind_tbl = wqs };
+		int i;
+
+		wq = take(w, K_WQ, NULL);
+		if (!wq)
+			break;
+		for (i = 0; i < 16; i++)
+			wqs[i] = wq;
+		tbl = made(ibv_create_rwq_ind_table(w->ctx, &a));
+		give(w, K_WQ, wq);
+		if (tbl) {
+			atomic_fetch_add(&stats->ind_tables, 1);
+			if (!add(w, K_IND, tbl, 0))
+				count(ibv_destroy_rwq_ind_table(tbl));
+		}
+		break;
+	}
+	default: {
+		uint8_t key[40];
+		struct ibv_qp_init_attr_ex a = {
+			.qp_type = one_in(8) ? IBV_QPT_UD : IBV_QPT_RAW_PACKET,
+			.comp_mask = IBV_QP_INIT_ATTR_PD | (one_in(10) ? 0 : IBV_QP_INIT_ATTR_IND_TABLE) |
+				     (one_in(10) ? 0 : IBV_QP_INIT_ATTR_RX_HASH),
+			.rx_hash_conf = {
+				.rx_hash_function = one_in(8) ? rnd(4) : IBV_RX_HASH_FUNC_TOEPLITZ,
+				.rx_hash_key_len = one_in(8) ? rnd(64) : 40,
+				.rx_hash_key = key,
+				.rx_hash_fields_mask = one_in(4) ? (uint64_t)wild32() << rnd(33) :
+						       rnd(256),
+			},
+			.cap = { .max_send_wr = one_in(8) ? 1 : 0 },
+		};
+		struct ibv_qp *qp;
+		size_t i;
+
+		for (i = 0; i < sizeof(key); i++)
+			key[i] = rnd(256);
+		a.rwq_ind_tbl = take(w, K_IND, NULL);
+		a.pd = a.rwq_ind_tbl ? take(w, K_PD, NULL) : NULL;
+		if (a.pd) {
+			qp = made(ibv_create_qp_ex(w->ctx, &a));
+			if (qp) {
+				atomic_fetch_add(&stats->rss_qps, 1);
+				if (!add(w, K_QP, qp, IBV_QPT_RAW_PACKET))
+					count(ibv_destroy_qp(qp));
+			}
+			give(w, K_PD, a.pd);
+		}
+		if (a.rwq_ind_tbl)
+			give(w, K_IND, a.rwq_ind_tbl);
+	}
+	}
+}
+
 static void op_post(struct world *w)
 {
 	struct ibv_qp *qp;
@@ -1870,7 +2016,7 @@ static const struct {
 } ops[] = {
 	{ op_pd, 3 }, { op_cq, 4 }, { op_mr, 5 }, { op_mw, 3 }, { op_srq, 2 }, { op_ah, 2 },
 	{ op_qp, 6 }, { op_post, 12 }, { op_junk_ring, 1 }, { op_flush, 2 }, { op_fork, 1 },
-	{ op_remap, 1 }, { op_mcast, 2 }, { op_xrc, 4 }, { op_flow, 2 },
+	{ op_remap, 1 }, { op_mcast, 2 }, { op_xrc, 4 }, { op_flow, 2 }, { op_wq, 2 },
 };
 
 static void *thread_main(void *arg)
@@ -1900,6 +2046,8 @@ static int destroy_cq(void *o) { return ibv_destroy_cq(o); }
 static int dealloc_pd(void *o) { return ibv_dealloc_pd(o); }
 static int close_xrcd(void *o) { return ibv_close_xrcd(o); }
 static int destroy_flow(void *o) { return ibv_destroy_flow(o); }
+static int destroy_wq(void *o) { return ibv_destroy_wq(o); }
+static int destroy_ind(void *o) { return ibv_destroy_rwq_ind_table(o); }
 
 /* Destroys what a worker holds, in an order the verbs allow. */
 static void teardown(struct world *w)
@@ -1908,7 +2056,8 @@ static void teardown(struct world *w)
 		enum kind k;
 		int (*destroy)(void *o);
 	} order[] = {
-		{ K_FLOW, destroy_flow }, { K_QP, destroy_qp }, { K_AH, destroy_ah },
+		{ K_FLOW, destroy_flow }, { K_QP, destroy_qp }, { K_IND, destroy_ind },
+		{ K_WQ, destroy_wq }, { K_AH, destroy_ah },
 		{ K_MW, dealloc_mw },
 		{ K_MR, dereg_mr }, { K_SRQ, destroy_srq }, { K_CQ, destroy_cq },
 		{ K_PD, dealloc_pd }, { K_XRCD, close_xrcd },
@@ -2109,11 +2258,13 @@ int main(int argc, char **argv)
 	printf("# fuzz: %lu workers (%lu killed, %lu finished), %lu verbs calls, %lu failed "
 	       "(EINVAL %lu, ENOMEM %lu, EBUSY %lu, other %lu), %lu completions polled "
 	       "(%lu flushed, %lu other errors), %lu junk rings, %lu FLUSHes, %lu forks, "
-	       "%lu remaps, %lu multicast attaches, %lu dma-buf registrations, %lu flows\n",
+	       "%lu remaps, %lu multicast attaches, %lu dma-buf registrations, %lu flows, "
+	       "%lu WQs, %lu indirection tables, %lu RSS QPs\n",
 	       stats->workers, stats->killed, stats->finished, stats->calls, stats->failed,
 	       stats->einval, stats->enomem, stats->ebusy, stats->other_err, stats->completions,
 	       stats->wc_flushed, stats->wc_errors, stats->junk_rings, stats->flushes,
-	       stats->forks, stats->remaps, stats->attaches, stats->dmabufs, stats->flows);
+	       stats->forks, stats->remaps, stats->attaches, stats->dmabufs, stats->flows,
+	       stats->wqs, stats->ind_tables, stats->rss_qps);
 	printf("# fuzz: XRC objects: %lu domains opened (%lu closes refused EBUSY), %lu XRC SRQs, "
 	       "%lu TGT QPs created and %lu opened by number, %lu INI QPs; %lu INI posts, %lu "
 	       "receives through TGT QPs\n",

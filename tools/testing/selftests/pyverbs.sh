@@ -92,8 +92,9 @@ EOF
 }
 
 # test_rss_traffic creates its WQs (ibv_create_wq) unguarded, and errors
-# where the device has Raw Packet QPs and flows but no WQs: it skips here
-# on EOPNOTSUPP, as the same class's create_qps() does for its QP.
+# where the device has Raw Packet QPs and flows but no WQs (rdma_rxe, for
+# the reference run): it skips here on EOPNOTSUPP, as the same class's
+# create_qps() does for its QP. stag0 has WQs and runs it.
 patch_rss()
 {
 	$py - "$1" <<'EOF'
