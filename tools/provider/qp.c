@@ -119,6 +119,13 @@ static int qp_rss_cmd(const struct ibv_qp_init_attr_ex *attr, struct stag_create
 	    h->rx_hash_key_len > sizeof(drv->rx_hash_key) ||
 	    (h->rx_hash_key_len && !h->rx_hash_key))
 		return EINVAL;
+	/*
+	 * An RSS QP only receives, as the kernel says too; refused here, a
+	 * send queue without a send CQ would have libibverbs read the CQ's
+	 * handle through NULL.
+	 */
+	if (attr->cap.max_send_wr)
+		return EOPNOTSUPP;
 	drv->rx_hash_fields_mask = h->rx_hash_fields_mask;
 	drv->rx_hash_function = h->rx_hash_function;
 	drv->rx_hash_key_len = h->rx_hash_key_len;
