@@ -255,7 +255,10 @@ struct stag_create_qp_resp {
 /* The Toeplitz key of an RSS QP: 40 bytes, as a NIC's. */
 #define STAG_RX_HASH_KEY_LEN	40
 
-/* Hash functions and fields, the values of enum ibv_rx_hash_function_flags and ibv_rx_hash_fields. */
+/*
+ * Hash functions and fields: the values of enum ibv_rx_hash_function_flags
+ * and enum ibv_rx_hash_fields.
+ */
 enum stag_rx_hash {
 	STAG_RX_HASH_FUNC_TOEPLITZ	= 1 << 0,
 

@@ -756,7 +756,7 @@ static void raweth_race(void)
 /* ---- RSS: receive WQs, indirection tables, RSS QPs ---- */
 
 #define RSS_LOG		2		/* WQs in the table: 4 */
-#define RSS_NWQ		(1 << RSS_LOG)
+#define RSS_NWQ		4		/* 1 << RSS_LOG */
 #define RSS_SLOTS	8		/* receives posted to each WQ */
 #define RSS_UDP4	(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
 			 IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
@@ -768,7 +768,7 @@ static const uint8_t rss_key[40] = {
 	0xd9, 0x56, 0x3d, 0x59, 0x06, 0x3c, 0x25, 0xf3, 0xfc, 0x1f, 0xdc, 0x2a,
 };
 
-/* The Toeplitz hash, as Microsoft's RSS specification defines it, written apart from the kernel's. */
+/* The Toeplitz hash of Microsoft's RSS specification, written apart from the kernel's. */
 static uint32_t toeplitz(const uint8_t *key, const uint8_t *in, size_t len)
 {
 	uint64_t k = 0;
@@ -918,9 +918,11 @@ static void rss_spread(void)
 		0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
 		0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
 	};
-	static const uint8_t ms_in[12] = { 66, 9, 149, 187, 161, 142, 100, 80, 0x0a, 0xea, 0x06, 0xe6 };
+	static const uint8_t ms_in[12] = { 66, 9, 149, 187, 161, 142, 100, 80,
+					   0x0a, 0xea, 0x06, 0xe6 };
 
-	t_check(toeplitz(ms_key, ms_in, 8) == 0x323e8fc2 && toeplitz(ms_key, ms_in, 12) == 0x51ccc178,
+	t_check(toeplitz(ms_key, ms_in, 8) == 0x323e8fc2 &&
+		toeplitz(ms_key, ms_in, 12) == 0x51ccc178,
 		"this test's Toeplitz: %#x and %#x, expected 0x323e8fc2 and 0x51ccc178",
 		toeplitz(ms_key, ms_in, 8), toeplitz(ms_key, ms_in, 12));
 	if (!cqs[0] || !cqs[1] || !a || !tx)
@@ -1081,7 +1083,7 @@ static void rss_refused(void)
 		{ 4, 1, IBV_WQ_FLAGS_CVLAN_STRIPPING, EOPNOTSUPP, "VLAN stripping" },
 		{ 4, 1, IBV_WQ_FLAGS_SCATTER_FCS, EOPNOTSUPP, "FCS scatter" },
 	};
-	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(bad); i++) {
 		struct ibv_wq *w;
 
 		wa.max_wr = bad[i].max_wr;
@@ -1110,19 +1112,18 @@ static void rss_refused(void)
 	if (!t)
 		return;
 
+	const uint8_t tz = IBV_RX_HASH_FUNC_TOEPLITZ;
 	struct { uint64_t fields; uint8_t fn, key_len; int err; const char *what; } conf[] = {
-		{ RSS_UDP4, IBV_RX_HASH_FUNC_TOEPLITZ, 39, EINVAL, "a key of 39 bytes" },
+		{ RSS_UDP4, tz, 39, EINVAL, "a key of 39 bytes" },
 		{ RSS_UDP4, 2, 40, EOPNOTSUPP, "a function other than Toeplitz" },
-		{ 0, IBV_RX_HASH_FUNC_TOEPLITZ, 40, EINVAL, "no field" },
-		{ IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_INNER, IBV_RX_HASH_FUNC_TOEPLITZ, 40, EOPNOTSUPP,
-		  "inner headers" },
-		{ IBV_RX_HASH_IPSEC_SPI, IBV_RX_HASH_FUNC_TOEPLITZ, 40, EOPNOTSUPP, "IPsec SPI" },
-		{ IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV6, IBV_RX_HASH_FUNC_TOEPLITZ, 40, EINVAL,
-		  "IPv4 with IPv6" },
-		{ IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_UDP, IBV_RX_HASH_FUNC_TOEPLITZ, 40,
-		  EINVAL, "TCP with UDP ports" },
+		{ 0, tz, 40, EINVAL, "no field" },
+		{ IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_INNER, tz, 40, EOPNOTSUPP, "inner headers" },
+		{ IBV_RX_HASH_IPSEC_SPI, tz, 40, EOPNOTSUPP, "IPsec SPI" },
+		{ IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV6, tz, 40, EINVAL, "IPv4 with IPv6" },
+		{ IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_UDP, tz, 40, EINVAL,
+		  "TCP with UDP ports" },
 	};
-	for (i = 0; i < (int)(sizeof(conf) / sizeof(conf[0])); i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(conf); i++) {
 		qa = rss_attr(t, conf[i].fields);
 		qa.rx_hash_conf.rx_hash_function = conf[i].fn;
 		qa.rx_hash_conf.rx_hash_key_len = conf[i].key_len;
@@ -1218,6 +1219,43 @@ static void *churn_rss(void *arg)
 	return NULL;
 }
 
+/*
+ * Takes the frames the WQ received so far, each checked against the frame
+ * its number names, numbers rising, and posts their receives again.
+ */
+static bool rss_take(struct ibv_cq *cq, struct ibv_wq *wq, struct buf *rx, uint32_t *last,
+		     int *got)
+{
+	struct ibv_wc wc[DEPTH];
+	uint8_t want[FRAME];
+	int i, n;
+
+	while ((n = poll_n(cq, wc, DEPTH, 0)) > 0) {
+		for (i = 0; i < n; i++) {
+			char *slot = rx->data + wc[i].wr_id * RXLEN;
+			bool ok = wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len == FRAME &&
+				  wc[i].qp_num == wq->wq_num && wc[i].wr_id < DEPTH;
+			uint32_t k;
+
+			t_check(ok, "a frame received: %s, %u bytes, WQ %#x, wr_id %llu",
+				ibv_wc_status_str(wc[i].status), wc[i].byte_len, wc[i].qp_num,
+				(unsigned long long)wc[i].wr_id);
+			if (!ok)
+				return false;
+			memcpy(&k, slot + 14, sizeof(k));
+			race_frame(want, k);
+			want[12] = 0x08;
+			want[13] = 0x00;
+			t_check(!memcmp(slot, want, FRAME), "frame %u not as sent", k);
+			t_check(!*got || k > *last, "frame %u after frame %u", k, *last);
+			*last = k;
+			(*got)++;
+			wq_post(wq, rx, wc[i].wr_id, RXLEN);
+		}
+	}
+	return !t_failing();
+}
+
 /* RSS QPs come and go over one table while frames arrive: each lands whole, in order. */
 static void rss_race(void)
 {
@@ -1226,7 +1264,7 @@ static void rss_race(void)
 	struct buf *rx = buf_new(RXLEN * DEPTH, LW), *tx = buf_new(RXLEN, LW);
 	struct ibv_wq *wq = cq && rx ? wq_new(cq, DEPTH) : NULL;
 	struct rss_churn c = { .rounds = 300 };
-	int got = 0, sent = 0, i, n;
+	int got = 0, sent = 0, i;
 	uint32_t last = 0;
 	pthread_t th;
 
@@ -1242,39 +1280,14 @@ static void rss_race(void)
 		return;
 	}
 	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) && sent < 20000 && !t_failing()) {
-		struct ibv_wc wc[DEPTH];
-
 		race_frame((uint8_t *)tx->data, sent);
 		tx->data[12] = 0x08;	/* IPv4's type, for the RSS QPs' flows */
 		tx->data[13] = 0x00;
 		if (!send_frame(a, tx, FRAME, sent, IBV_WC_SUCCESS, "a frame while RSS QPs churn"))
 			break;
 		sent++;
-		while ((n = poll_n(cq, wc, DEPTH, 0)) > 0) {
-			for (i = 0; i < n; i++) {
-				uint8_t want[FRAME];
-				char *slot = rx->data + wc[i].wr_id * RXLEN;
-				uint32_t k;
-
-				bool ok = wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len == FRAME &&
-					  wc[i].qp_num == wq->wq_num && wc[i].wr_id < DEPTH;
-
-				t_check(ok, "a frame received: %s, %u bytes, WQ %#x, wr_id %llu",
-					ibv_wc_status_str(wc[i].status), wc[i].byte_len, wc[i].qp_num,
-					(unsigned long long)wc[i].wr_id);
-				if (!ok)
-					return;
-				memcpy(&k, slot + 14, sizeof(k));
-				race_frame(want, k);
-				want[12] = 0x08;
-				want[13] = 0x00;
-				t_check(!memcmp(slot, want, FRAME), "frame %u not as sent", k);
-				t_check(!got || k > last, "frame %u after frame %u", k, last);
-				last = k;
-				got++;
-				wq_post(wq, rx, wc[i].wr_id, RXLEN);
-			}
-		}
+		if (!rss_take(cq, wq, rx, &last, &got))
+			break;
 	}
 	pthread_join(th, NULL);
 	t_check(!c.err, "creating and destroying RSS QPs: %s", strerror(c.err));

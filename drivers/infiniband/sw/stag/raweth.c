@@ -207,8 +207,8 @@ out_unlock:
  * @qp: the Raw Packet QP
  *
  * A QP that does not take frames now (not RTR, RTS or SQD) drops them;
- * an RSS QP takes them in any state, its WQs' states decide. Runs at most RAWETH_BUDGET frames, then leaves the rest to the QP's
- * work.
+ * an RSS QP takes them in any state, its WQs' states decide. Runs at
+ * most RAWETH_BUDGET frames, then leaves the rest to the QP's work.
  *
  * Context: the QP's work.
  */
