@@ -768,25 +768,6 @@ static const uint8_t rss_key[40] = {
 	0xd9, 0x56, 0x3d, 0x59, 0x06, 0x3c, 0x25, 0xf3, 0xfc, 0x1f, 0xdc, 0x2a,
 };
 
-/* The Toeplitz hash of Microsoft's RSS specification, written apart from the kernel's. */
-static uint32_t toeplitz(const uint8_t *key, const uint8_t *in, size_t len)
-{
-	uint64_t k = 0;
-	uint32_t hash = 0;
-	size_t bit;
-
-	for (bit = 0; bit < len * 8; bit++) {
-		/* The 32 key bits that start at this input bit. */
-		size_t byte = bit / 8, shift = bit % 8;
-
-		k = (uint64_t)key[byte] << 32 | (uint64_t)key[byte + 1] << 24 |
-		    (uint64_t)key[byte + 2] << 16 | (uint64_t)key[byte + 3] << 8 | key[byte + 4];
-		if (in[byte] & (0x80 >> shift))
-			hash ^= (uint32_t)(k >> (8 - shift));
-	}
-	return hash;
-}
-
 /* Where frame_build()'s IPv4/UDP frame to 2.2.2.@d, port @dport, must go. */
 static int rss_index(uint8_t d, uint16_t dport)
 {

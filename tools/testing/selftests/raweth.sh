@@ -9,6 +9,9 @@
 # one in eight may be missing (raweth_peer.c), each guest's drop counters
 # are printed when any is. The flow has the netdev join the group
 # (dev_mc_add()), or the guest's virtio-net would not take its frames.
+# Then IPv4/UDP frames to an RSS QP in the peer, spread over four receive
+# WQs: each must land in the WQ the Toeplitz hash of its addresses and
+# ports names.
 #
 # Two guests only (tools/testing/vm/pair, guest b), stag at both ends:
 # rdma_rxe has no Raw Packet QPs.
@@ -39,6 +42,8 @@ drops()
 	echo "# $netdev here: $(ip -s -o link show dev "$netdev" | grep -o 'RX:.*' | tr -s ' \\' ' ')"
 	peer_run "rdma statistic show link @DEV@/1 | grep -o 'drop_[a-z_]* [1-9][0-9]*' | tr '\n' ' '" \
 		"$tmp/pd" && echo "# drops in $peer: $(cat "$tmp/pd")"
+	peer_run "ip -s -o link show | grep -v ' lo:' | grep -o 'RX:.*' | tr -s ' ' | tr -d '\\\\'" \
+		"$tmp/pn" && echo "# netdevs in $peer: $(cat "$tmp/pn")"
 }
 
 # This guest sends, the peer receives.
@@ -75,5 +80,23 @@ t_eq "$n frames from a raw QP in $peer to one here: whole, in order, no other" \
 	"0 0" "$src $rc"
 [ "$rc" -eq 0 ] || tail -20 "$tmp/rcv"
 drops "$tmp/rcv"
+rm -f "$ready"
+
+# RSS: this guest sends IPv4/UDP frames, the peer's RSS QP spreads them
+# over four receive WQs, each where the Toeplitz hash says.
+if serve_start "test -e $ready" "$T_BIN/raweth_peer @DEV@ --recv-rss $n $ready" 60 "$tmp/rss"; then
+	"$T_BIN/raweth_peer" "$dev" --send-ip "$n" >"$tmp/cli" 2>&1
+	rc=$?
+	cat "$tmp/cli"
+	serve_end "$rc" "$tmp/rss"
+	src=$?
+	grep '^#' "$tmp/rss"
+	t_eq "$n IPv4 frames from a raw QP here to an RSS QP in $peer: each in the WQ its hash names, whole, in order" \
+		"0 0" "$rc $src"
+	[ "$src" -eq 0 ] || tail -20 "$tmp/rss"
+	drops "$tmp/rss"
+else
+	_t_report "not ok" "raweth_peer --recv-rss ready in $peer" "$(tail -20 "$tmp/rss")"
+fi
 rm -f "$ready"
 rm -rf "$tmp"

@@ -629,3 +629,30 @@ void expect_unlisted(uint32_t lkey)
 
 	t_check(ret == 0, "lkey %#x: %s", lkey, ret > 0 ? "still listed" : "rdma failed");
 }
+
+/**
+ * toeplitz() - the Toeplitz hash of Microsoft's RSS specification
+ * @key: the key, at least @len + 4 bytes
+ * @in: the input
+ * @len: its length
+ *
+ * Written apart from the kernel's, bit by bit from the definition, for
+ * the tests to say where RSS must put a frame.
+ */
+uint32_t toeplitz(const uint8_t *key, const uint8_t *in, size_t len)
+{
+	uint32_t hash = 0;
+	size_t bit;
+
+	for (bit = 0; bit < len * 8; bit++) {
+		/* The 32 key bits that start at this input bit. */
+		size_t byte = bit / 8, shift = bit % 8;
+		uint64_t k = (uint64_t)key[byte] << 32 | (uint64_t)key[byte + 1] << 24 |
+			     (uint64_t)key[byte + 2] << 16 | (uint64_t)key[byte + 3] << 8 |
+			     key[byte + 4];
+
+		if (in[byte] & (0x80 >> shift))
+			hash ^= (uint32_t)(k >> (8 - shift));
+	}
+	return hash;
+}

@@ -76,4 +76,6 @@ bool expect_listed(const struct ibv_mr *mr, uint64_t iova, uint64_t len, int wha
 		   struct res_mr *out);
 void expect_unlisted(uint32_t lkey);
 
+uint32_t toeplitz(const uint8_t *key, const uint8_t *in, size_t len);
+
 #endif /* STAG_SELFTESTS_TESTLIB_H */
