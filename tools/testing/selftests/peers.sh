@@ -44,12 +44,36 @@ serve()
 	return 1
 }
 
-# victim PORT: RC WRITEs to the peer until its device is gone (wire_peers.c).
+# victim PORT: RC WRITEs to the peer until its device is gone (wire_peers.c),
+# in a process group of its own, $VICTIM: wire_test runs the case in a
+# child (t_case_run), and a signal must reach the child. Once only the
+# parent was stopped and killed: the child wrote on, its QP's device gone,
+# and its "no completion in 60 s" a minute later landed in the next
+# victim's output, failing that case on slow guests.
 victim()
 {
-	"$T_BIN/wire_test" --peers -d "$dev" -g "$gid" -c "$STAG_PEER_IP:$1" \
+	setsid "$T_BIN/wire_test" --peers -d "$dev" -g "$gid" -c "$STAG_PEER_IP:$1" \
 		"until the peer's device is gone" >"$tmp/victim" 2>&1 &
 	VICTIM=$!
+}
+
+# victim_gone: no process of the victim's is left, its case's child neither.
+victim_gone() { ! pgrep -f "[u]ntil the peer's device is gone" >/dev/null; }
+
+# victim_end: the victim killed, and within 10 s nothing of it left to
+# write into $tmp/victim when the next one starts (wall-clock seconds: a
+# child left behind lives on for a minute, and wait_for's tries of pgrep
+# can take that long under TCG).
+victim_end()
+{
+	local end=$((SECONDS + 10))
+
+	kill -9 -- -"$VICTIM" 2>/dev/null
+	wait "$VICTIM" 2>/dev/null
+	while ! victim_gone && [ "$SECONDS" -lt "$end" ]; do
+		sleep 0.2
+	done
+	t_run "no process of the victim is left" victim_gone
 }
 
 # flowing: the victim's WRITEs are on the wire.
@@ -99,14 +123,13 @@ if serve "$port"; then
 	t_run "the victim's WRITEs are flowing" flowing
 	# Stopped, it cannot exit and so release its pages itself: the
 	# disassociation must. Its WRITEs in flight go on in the kernel.
-	kill -STOP "$VICTIM"
+	kill -STOP -- -"$VICTIM"
 	t_run "rmmod stag here, a transfer in flight: returns within 30 s" timeout 30 rmmod stag
 	t_run "the module is gone" sh -c '! grep -q "^stag " /proc/modules'
 	t_eq "every page the transfer pinned is released (the victim stopped, alive)" \
 		"$pins0" "$(pins)"
-	t_run "the victim is still alive" kill -0 "$VICTIM"
-	kill -9 "$VICTIM" 2>/dev/null
-	wait "$VICTIM" 2>/dev/null
+	t_run "the victim is still alive" kill -0 -- -"$VICTIM"
+	victim_end
 	serve_end 1 "$tmp/srv"
 	t_run "stag0 added again" stag_back_here
 fi
@@ -144,8 +167,7 @@ if [ -n "$pnetdev" ] && serve "$port"; then
 	wait "$watch" 2>/dev/null
 	grep -H . /sys/class/infiniband/"$dev"/ports/1/hw_counters/* 2>/dev/null |
 		grep -v ':0$' | sed 's|.*/|# counter: |'
-	kill -9 "$VICTIM" 2>/dev/null
-	wait "$VICTIM" 2>/dev/null
+	victim_end
 	serve_end 1 "$tmp/srv"
 	t_run "stag0 added again in the peer" \
 		peer_run "rdma link add @DEV@ type stag netdev $pnetdev" "$tmp/add"
