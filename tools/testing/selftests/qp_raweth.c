@@ -17,6 +17,7 @@
 #include <linux/capability.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1277,6 +1278,151 @@ static void rss_race(void)
 	       sent, c.done_rounds);
 }
 
+#define POSTERS		2			/* threads posting to the WQ */
+#define PER_POSTER	(DEPTH / POSTERS)	/* receives each posts a round */
+
+struct wq_poster {
+	struct ibv_wq *wq;
+	struct buf *rx;
+	int id, posted, err;
+};
+
+/* Posts PER_POSTER receives one at a time, wr_id (id << 16) | i, slot id * PER_POSTER + i. */
+static void *post_wq(void *arg)
+{
+	struct wq_poster *p = arg;
+	int i;
+
+	for (i = 0; i < PER_POSTER; i++) {
+		uint32_t slot = p->id * PER_POSTER + i;
+		struct ibv_sge sg = sge_of(p->rx, slot * RXLEN, RXLEN);
+		struct ibv_recv_wr wr = { .wr_id = (uint64_t)p->id << 16 | i, .sg_list = &sg,
+					  .num_sge = 1 }, *bad;
+
+		p->err = ibv_post_wq_recv(p->wq, &wr, &bad);
+		if (p->err)
+			break;
+		p->posted++;
+		if (i % 4 == 3)
+			sched_yield();
+	}
+	return NULL;
+}
+
+/*
+ * One round of rss_post_race's: the posters' receives all complete once,
+ * each poster's in its order, the frames placed before the ERR whole and
+ * numbered as sent, the rest WR_FLUSH_ERR with nothing written. Returns
+ * how many frames were placed.
+ */
+static int post_race_check(struct ibv_cq *cq, struct ibv_wq *wq, struct buf *rx, int round)
+{
+	int seen[POSTERS] = { 0 }, got = 0, ok = 0, flushed = 0;
+	uint32_t last = 0;
+	struct ibv_wc wc;
+
+	while (got < DEPTH && !t_failing()) {
+		uint8_t want[FRAME], blank[RXLEN];
+		uint32_t id, i, k;
+		char *slot;
+
+		if (poll_n(cq, &wc, 1, 5000) != 1) {
+			t_fail("round %d: %d of %d receives completed, then none in 5 s", round, got,
+			       DEPTH);
+			return ok;
+		}
+		got++;
+		id = wc.wr_id >> 16;
+		i = wc.wr_id & 0xffff;
+		if (id >= POSTERS || i != (uint32_t)seen[id] || wc.qp_num != wq->wq_num) {
+			t_fail("round %d: completion %d is wr_id %#llx of WQ %#x, expected the next "
+			       "of a poster's of WQ %#x", round, got, (unsigned long long)wc.wr_id,
+			       wc.qp_num, wq->wq_num);
+			return ok;
+		}
+		seen[id]++;
+		slot = rx->data + (id * PER_POSTER + i) * RXLEN;
+		if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+			flushed++;
+			fill(blank, RXLEN, BLANK);
+			expect_bytes(slot, blank, RXLEN, "a receive flushed");
+			continue;
+		}
+		t_check(wc.status == IBV_WC_SUCCESS && !flushed && wc.byte_len == FRAME,
+			"round %d: wr_id %#llx: %s, %u bytes, after %d flushed", round,
+			(unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status), wc.byte_len,
+			flushed);
+		memcpy(&k, slot + 14, sizeof(k));
+		race_frame(want, k);
+		want[12] = 0x08;
+		want[13] = 0x00;
+		fill(blank, RXLEN, BLANK);
+		t_check(!memcmp(slot, want, FRAME) && (!ok || k > last),
+			"round %d: frame %u not as sent, or after frame %u", round, k, last);
+		expect_bytes(slot + FRAME, blank + FRAME, RXLEN - FRAME, "the receive past the frame");
+		last = k;
+		ok++;
+	}
+	expect_none(cq, 0, "no completion past the posted receives");
+	return ok;
+}
+
+/*
+ * Two threads post to a WQ while frames arrive and the WQ moves to ERR: no
+ * receive lost, none completed twice, none flushed before one placed.
+ */
+static void rss_post_race(void)
+{
+	struct ibv_cq *cq = cq_new();
+	struct end *a = raw_end();
+	struct buf *rx = buf_new(RXLEN * DEPTH, LW), *tx = buf_new(RXLEN, LW);
+	struct ibv_wq *wq = cq && rx ? wq_new(cq, DEPTH) : NULL;
+	uint32_t sent = 0;
+	int round, i, placed = 0;
+
+	if (!wq || !a || !tx || !rss_qp(table_new(&wq, 0), RSS_UDP4))
+		return;
+	for (round = 0; round < 40 && !t_failing(); round++) {
+		struct wq_poster p[POSTERS];
+		pthread_t th[POSTERS];
+
+		for (i = 0; i < DEPTH; i++)
+			fill(rx->data + i * RXLEN, RXLEN, BLANK);
+		if (wq_to(wq, IBV_WQS_RESET) || wq_to(wq, IBV_WQS_RDY)) {
+			t_fail("round %d: the WQ through RESET to RDY", round);
+			return;
+		}
+		for (i = 0; i < POSTERS; i++) {
+			p[i] = (struct wq_poster){ .wq = wq, .rx = rx, .id = i };
+			if (pthread_create(&th[i], NULL, post_wq, &p[i])) {
+				t_fail("pthread_create");
+				while (i--)
+					pthread_join(th[i], NULL);
+				return;
+			}
+		}
+		/* From none to a few frames before the ERR, as the round goes. */
+		for (i = 0; i < round % 5; i++, sent++) {
+			race_frame((uint8_t *)tx->data, sent);
+			tx->data[12] = 0x08;
+			tx->data[13] = 0x00;
+			send_frame(a, tx, FRAME, sent, IBV_WC_SUCCESS, "a frame while posts race");
+		}
+		t_check(!wq_to(wq, IBV_WQS_ERR), "round %d: RDY to ERR while two threads post",
+			round);
+		for (i = 0; i < POSTERS; i++) {
+			pthread_join(th[i], NULL);
+			t_check(!p[i].err && p[i].posted == PER_POSTER,
+				"round %d: poster %d posted %d of %d: %s", round, i, p[i].posted,
+				PER_POSTER, strerror(p[i].err));
+		}
+		placed += post_race_check(cq, wq, rx, round);
+	}
+	expect_guards(rx, "the WQ's buffer");
+	printf("# %d rounds: %u frames sent, %d placed, the other receives of %d flushed\n",
+	       round, sent, placed, round * DEPTH);
+}
+
 #define CASE(desc, fn) { desc, fn }
 
 const struct qp_case raweth_cases[] = {
@@ -1301,5 +1447,8 @@ const struct qp_case raweth_cases[] = {
 	     "receive or modify; another PD's lkey: LOC_PROT_ERR", rss_refused),
 	CASE("rss: RSS QPs created and destroyed over a table while frames arrive: each lands "
 	     "whole, in order", rss_race),
+	CASE("rss: two threads post to a WQ while frames arrive and it moves to ERR: every "
+	     "receive completes once, in its poster's order, placed whole or flushed blank",
+	     rss_post_race),
 	{ NULL }
 };
