@@ -17,6 +17,7 @@
 #include "qp.h"
 #include "stag.h"
 #include "stagdv.h"
+#include "wq.h"
 
 #define STAGDV_EXPORT __attribute__((visibility("default")))
 
@@ -192,6 +193,14 @@ STAGDV_EXPORT int stagdv_qp_rings(struct ibv_qp *ibqp, struct stagdv_ring *sq,
 				  struct stagdv_ring *rq)
 {
 	return is_stag_qp(ibqp) ? qp_rings(to_stag_qp(ibqp), sq, rq) : EINVAL;
+}
+
+STAGDV_EXPORT int stagdv_wq_ring(struct ibv_wq *ibwq, struct stagdv_ring *rq)
+{
+	if (!ibwq || !is_stag_context(ibwq->context))
+		return EINVAL;
+	ring_info(&to_stag_wq(ibwq)->queue, rq);
+	return 0;
 }
 
 STAGDV_EXPORT int stagdv_qp_doorbell(struct ibv_qp *ibqp)

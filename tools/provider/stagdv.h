@@ -86,6 +86,20 @@ int stagdv_qp_rings(struct ibv_qp *qp, struct stagdv_ring *sq, struct stagdv_rin
  */
 int stagdv_qp_doorbell(struct ibv_qp *qp);
 
+#define STAGDV_HAS_WQ_RING	1
+
+/**
+ * stagdv_wq_ring() - Locate a receive WQ's ring
+ * @wq: a WQ of a stag device
+ * @rq: filled with its ring, laid out as an SRQ's
+ *
+ * For tests that write into the ring, as stagdv_qp_rings() is. The ring
+ * stays mapped until ibv_destroy_wq() succeeds.
+ *
+ * Return: 0, or EINVAL when @wq is not of a stag device.
+ */
+int stagdv_wq_ring(struct ibv_wq *wq, struct stagdv_ring *rq);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,16 +19,25 @@ struct stag_create_wq_resp_full {
 static_assert(offsetof(struct stag_create_wq_resp_full, drv) ==
 	      sizeof(struct ib_uverbs_ex_create_wq_resp), "padding before the udata");
 
-/* The kernel flushes the ring: ring for what was just posted. */
+/*
+ * The kernel flushes the ring: ring for what was just posted. The
+ * doorbell is a modify from ERR to ERR, and only from ERR: another thread
+ * may have reset the WQ, and made it ready, since this one saw the flag.
+ * The kernel then refuses the modify (EINVAL), the WQ left alone, and
+ * there is nothing to flush.
+ */
 static int wq_doorbell(struct ibv_wq *ibwq)
 {
 	struct ibv_wq_attr attr = {
-		.attr_mask = IBV_WQ_ATTR_STATE,
+		.attr_mask = IBV_WQ_ATTR_STATE | IBV_WQ_ATTR_CURR_STATE,
 		.wq_state = IBV_WQS_ERR,
+		.curr_wq_state = IBV_WQS_ERR,
 	};
 	struct ibv_modify_wq cmd = {};
+	int ret;
 
-	return ibv_cmd_modify_wq(ibwq, &attr, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_wq(ibwq, &attr, &cmd, sizeof(cmd));
+	return ret == EINVAL ? 0 : ret;
 }
 
 /*

@@ -25,7 +25,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rdma/stag-abi.h>
+
 #include "qp.h"
+#include "stagdv.h"
 
 #define FRAME		200	/* bytes of most frames sent */
 #define RXLEN		512	/* bytes of a receive buffer */
@@ -1423,6 +1426,149 @@ static void rss_post_race(void)
 	       round, sent, placed, round * DEPTH);
 }
 
+/*
+ * A WQ whose ring's prod runs a whole ring ahead of its cons: the modify
+ * that would read it fails with EIO, and the WQ's owner hears
+ * IBV_EVENT_WQ_FATAL on the async fd.
+ */
+static void rss_fatal(void)
+{
+	struct ibv_cq *cq = cq_new();
+	struct ibv_wq *wq = cq ? wq_new(cq, 4) : NULL;
+	struct stag_queue_ctl *ctl;
+	struct stagdv_ring ring;
+	int ret;
+
+	if (!wq)
+		return;
+	ret = stagdv_wq_ring(wq, &ring);
+	if (ret || !ring.ctl) {
+		t_fail("stagdv_wq_ring: %s", strerror(ret));
+		return;
+	}
+	ctl = ring.ctl;
+	__atomic_store_n(&ctl->prod, ctl->cons + ring.num_slots + 1, __ATOMIC_RELEASE);
+	ret = wq_to(wq, IBV_WQS_RESET);
+	t_check(ret == EIO, "a reset over a corrupted ring: %s, expected EIO", strerror(ret));
+	t_check(async_event(IBV_EVENT_WQ_FATAL, wq, 2000),
+		"no IBV_EVENT_WQ_FATAL for the WQ in 2 s");
+	ret = wq_to(wq, IBV_WQS_RDY);
+	t_check(ret == EINVAL, "the fatal WQ to RDY: %s, expected EINVAL", strerror(ret));
+	expect_none(cq, 0, "a fatal WQ's CQ");
+}
+
+#define LAST_WR		(1ULL << 40)	/* rss_doorbell_race's last receive */
+
+struct wq_resetter {
+	struct ibv_wq *wq;
+	int rounds, err;
+	bool stop;
+};
+
+/* ERR, RESET, RDY, round and round, while the test's thread posts. */
+static void *reset_wq(void *arg)
+{
+	struct wq_resetter *r = arg;
+	int i;
+
+	for (i = 0; i < r->rounds && !r->err; i++) {
+		r->err = wq_to(r->wq, IBV_WQS_ERR) ?: wq_to(r->wq, IBV_WQS_RESET) ?:
+			 wq_to(r->wq, IBV_WQS_RDY);
+		/*
+		 * No pause: a reset and a ready must fit between a post's
+		 * look at the flag and its doorbell (with a 50 us sleep here,
+		 * 2 runs of 2 missed the bug this case was written for).
+		 */
+		sched_yield();
+	}
+	__atomic_store_n(&r->stop, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Posts while another thread takes the WQ through ERR, RESET and RDY: a
+ * post's doorbell for the ERR it saw must not put back in ERR a WQ made
+ * ready since. Once the thread is done the WQ is RDY, and a frame is
+ * placed.
+ */
+static void rss_doorbell_race(void)
+{
+	struct ibv_cq *cq = cq_new();
+	struct end *a = raw_end();
+	struct buf *rx = buf_new(RXLEN, LW), *tx = buf_new(RXLEN, LW);
+	struct ibv_wq *wq = cq && rx ? wq_new(cq, DEPTH) : NULL;
+	struct wq_resetter r = { .rounds = 2000 };
+	struct stagdv_ring ring;
+	struct ibv_wc wc[DEPTH];
+	uint64_t posted = 0, done = 0;
+	pthread_t th;
+	int n;
+
+	if (!wq || !a || !tx || !rss_qp(table_new(&wq, 0), RSS_UDP4))
+		return;
+
+	/*
+	 * First without a thread: the flag a post saw before the WQ was made
+	 * ready is the flag written into the ring of a ready WQ by hand. The
+	 * post's doorbell must leave the WQ ready, its receive posted.
+	 */
+	if (stagdv_wq_ring(wq, &ring) || !ring.ctl || wq_to(wq, IBV_WQS_RDY)) {
+		t_fail("the WQ's ring, and the WQ to RDY");
+		return;
+	}
+	__atomic_store_n(&((struct stag_queue_ctl *)ring.ctl)->flags, STAG_QUEUE_FLUSH,
+			 __ATOMIC_RELEASE);
+	wq_post(wq, rx, 0, RXLEN);
+	t_check(wq->state == IBV_WQS_RDY, "a doorbell for a stale ERR: the WQ's state %d, "
+		"expected RDY", wq->state);
+	send_ip4(a, tx, 1, FRAME);
+	if (expect_wq_wc(cq, wq, 0, IBV_WC_SUCCESS, wc, "a frame after a stale doorbell"))
+		expect_bytes(rx->data, tx->data, FRAME, "the frame received");
+	__atomic_store_n(&((struct stag_queue_ctl *)ring.ctl)->flags, 0, __ATOMIC_RELEASE);
+
+	r.wq = wq;
+	if (pthread_create(&th, NULL, reset_wq, &r)) {
+		t_fail("pthread_create");
+		return;
+	}
+	while (!__atomic_load_n(&r.stop, __ATOMIC_ACQUIRE)) {
+		struct ibv_sge sg = sge_of(rx, 0, RXLEN);
+		struct ibv_recv_wr wr = { .wr_id = posted, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+		/* A full ring waits for the next reset to empty it. */
+		if (!ibv_post_wq_recv(wq, &wr, &bad))
+			posted++;
+		while ((n = poll_n(cq, wc, DEPTH, 0)) > 0)
+			done += n;
+	}
+	pthread_join(th, NULL);
+	t_check(!r.err, "ERR, RESET and RDY while another thread posts: %s", strerror(r.err));
+	t_check(wq->state == IBV_WQS_RDY, "the WQ's state %d once the thread is done, "
+		"expected RDY", wq->state);
+	while ((n = poll_n(cq, wc, DEPTH, 100)) > 0)
+		done += n;
+	/* One more receive; the frame takes the oldest, maybe one the thread left. */
+	{
+		struct ibv_sge sg = sge_of(rx, 0, RXLEN);
+		struct ibv_recv_wr wr = { .wr_id = LAST_WR, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+		fill(rx->data, RXLEN, BLANK);
+		t_check(!ibv_post_wq_recv(wq, &wr, &bad), "a receive posted at the end");
+	}
+	send_ip4(a, tx, 1, FRAME);
+	if (poll_n(cq, wc, 1, WAIT_MS) != 1) {
+		t_fail("a frame to the WQ, RDY at the end: no completion");
+		return;
+	}
+	t_check(wc[0].status == IBV_WC_SUCCESS && wc[0].byte_len == FRAME &&
+		(wc[0].wr_id == LAST_WR || wc[0].wr_id < posted),
+		"a frame to the WQ, RDY at the end: wr_id %#llx, %s, %u bytes",
+		(unsigned long long)wc[0].wr_id, ibv_wc_status_str(wc[0].status), wc[0].byte_len);
+	expect_bytes(rx->data, tx->data, FRAME, "the frame received");
+	printf("# %llu receives posted, %llu completed over %d rounds of ERR, RESET, RDY\n",
+	       (unsigned long long)posted, (unsigned long long)done, r.rounds);
+}
+
 #define CASE(desc, fn) { desc, fn }
 
 const struct qp_case raweth_cases[] = {
@@ -1450,5 +1596,10 @@ const struct qp_case raweth_cases[] = {
 	CASE("rss: two threads post to a WQ while frames arrive and it moves to ERR: every "
 	     "receive completes once, in its poster's order, placed whole or flushed blank",
 	     rss_post_race),
+	CASE("rss: a WQ whose ring's prod is past its end: a modify EIO, IBV_EVENT_WQ_FATAL, "
+	     "the WQ no longer ready", rss_fatal),
+	CASE("rss: a post's flush doorbell for an ERR gone (the flag stale, or another thread "
+	     "resetting and readying the WQ) leaves the WQ ready: a frame is placed",
+	     rss_doorbell_race),
 	{ NULL }
 };

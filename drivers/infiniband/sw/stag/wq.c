@@ -68,6 +68,9 @@ struct ib_wq *stag_wq_create(struct ib_pd *pd, struct ib_wq_init_attr *init,
 		goto err_uninit_queue;
 	wq->ibwq.wq_num = ret;
 	wq->ibwq.state = IB_WQS_RESET;
+	/* The core passes these but leaves them to the driver to keep. */
+	wq->ibwq.event_handler = init->event_handler;
+	wq->ibwq.wq_context = init->wq_context;
 	ret = stag_queue_share(&wq->queue, udata, &resp.offset);
 	if (ret)
 		goto err_free_num;
