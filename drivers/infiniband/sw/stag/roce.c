@@ -147,6 +147,7 @@ static void deliver(struct stag_dev *sdev, struct sk_buff *skb, const union ib_g
 	struct stag_qp *qp = NULL;
 	struct stag_pkt p;
 	u8 op = skb->data[0];
+	unsigned int len;
 	u32 qpn = 0;
 
 	if (!pskb_may_pull(skb, stag_pkt_ops[op].hlen ?: STAG_BTH_LEN) ||
@@ -163,11 +164,16 @@ static void deliver(struct stag_dev *sdev, struct sk_buff *skb, const union ib_g
 	drop = STAG_CNT_ICRC_ERR;
 	if (!icrc_ok(skb))
 		goto drop;
-	stag_count(sdev, STAG_CNT_RCVD_PKTS);
-	stag_count_add(sdev, STAG_CNT_RCVD_BYTES, skb->len);
+	/*
+	 * Taken or dropped, never both: rcvd_pkts counts what the QP's work
+	 * got. The length is read first: once queued, the work may free it.
+	 */
+	len = skb->len;
 	drop = STAG_CNT_DROP_BACKLOG;
 	if (!enqueue(qp, skb, &p))
 		goto drop;
+	stag_count(sdev, STAG_CNT_RCVD_PKTS);
+	stag_count_add(sdev, STAG_CNT_RCVD_BYTES, len);
 	stag_qp_put(qp);
 	return;
 
@@ -244,13 +250,15 @@ static void deliver_group(struct sk_buff *skb, const union ib_gid *sgid,
 			stag_count_drop(sdev, drop, qp->ibqp.qp_num);
 			continue;
 		}
-		stag_count(sdev, STAG_CNT_RCVD_PKTS);
-		stag_count_add(sdev, STAG_CNT_RCVD_BYTES, skb->len);
 		copy = skb_clone(skb, GFP_ATOMIC);
 		if (!copy || !enqueue(qp, copy, &p)) {
 			stag_count_drop(sdev, STAG_CNT_DROP_BACKLOG, qp->ibqp.qp_num);
 			kfree_skb(copy);
+			continue;
 		}
+		/* @skb, the original, is still this function's to read. */
+		stag_count(sdev, STAG_CNT_RCVD_PKTS);
+		stag_count_add(sdev, STAG_CNT_RCVD_BYTES, skb->len);
 	}
 put:
 	stag_mcast_put(members);
