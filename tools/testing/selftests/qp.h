@@ -148,5 +148,7 @@ bool inject_ready(char *path, size_t len, const char *why);
 pid_t inject_start(char *const argv[], int *out);
 void inject_deadline(char *arg, size_t len);
 long hw_counter(const char *name);
+long hw_rx_fates(void);
+long udp_in_datagrams(void);
 
 #endif /* STAG_SELFTESTS_QP_H */

@@ -604,7 +604,7 @@ static int flood_run(char *const argv[], char *out, size_t olen, long *avail_min
 static void read_flood(void)
 {
 	struct buf *region = buf_new(FLOOD_BIG, LW | RR | RW), *small = buf_new(64, LW);
-	long avail0, avail_min, slab0, slab_max, backlog = 0, sent;
+	long avail0, avail_min, slab0, slab_max, backlog = 0, sent, udp0 = -1, fates0 = -1;
 	unsigned long responses = 0, reads = 0, resyncs = 0;
 	char prog[256], target[INET_ADDRSTRLEN], spec[160], big[32], mtus[16], count[16], t[16];
 	char *const inj[] = { prog, "-T", t, "-t", target, "-p", target, "-i", "lo", "-m", mtus,
@@ -656,8 +656,11 @@ static void read_flood(void)
 	snprintf(mtus, sizeof(mtus), "%u", 128u << port_attr.active_mtu);
 	snprintf(count, sizeof(count), "%u", FLOOD_REQS);
 	inject_deadline(t, sizeof(t));
-	if (is_stag())
+	if (is_stag()) {
 		backlog = hw_counter("drop_backlog");
+		udp0 = udp_in_datagrams();
+		fates0 = hw_rx_fates();
+	}
 	avail0 = meminfo_bytes("MemAvailable");
 	avail_min = avail0;
 	slab0 = meminfo_bytes("Slab");
@@ -688,6 +691,15 @@ static void read_flood(void)
 	/* The responses asked for nothing: dropped, nothing placed, nothing completed. */
 	expect_none(a->scq, QUIET_MS, "the requester after the flood");
 	expect_none(b->rcq, 0, "the responder after the flood");
+	if (is_stag()) {
+		long udp = udp_in_datagrams() - udp0, fates = hw_rx_fates() - fates0;
+
+		/* Every datagram for port 4791 taken or dropped, once: none counted twice. */
+		t_check(udp0 >= 0 && fates0 >= 0 && udp == fates,
+			"%ld datagrams delivered to UDP during the flood, %ld taken or dropped "
+			"by %s (drop_backlog +%ld)", udp, fates, dev_name,
+			hw_counter("drop_backlog") - backlog);
+	}
 	expect_data(small, 63, "the requester's buffer of its last READ");
 	expect_data(region, 61, "the region read by the flood");
 	expect_state(b->qp, IBV_QPS_RTS, "the responder");

@@ -259,6 +259,53 @@ long hw_counter(const char *name)
 	return hw_file(name);
 }
 
+/*
+ * What became of the RoCE v2 packets the device was handed: taken
+ * (rcvd_pkts) or dropped under one reason, each once. The counters are
+ * read together, within one lifespan of the first; -1 if one is missing.
+ */
+long hw_rx_fates(void)
+{
+	static const char *const fates[] = {
+		"rcvd_pkts", "icrc_errors", "drop_malformed", "drop_no_qp", "drop_qp_state",
+		"drop_not_peer", "drop_qkey", "drop_pkey", "drop_backlog",
+	};
+	long sum = hw_counter(fates[0]), v;
+	size_t i;
+
+	for (i = 1; i < ARRAY_SIZE(fates) && sum >= 0; i++) {
+		v = hw_file(fates[i]);
+		sum = v < 0 ? -1 : sum + v;
+	}
+	return sum;
+}
+
+/* The UDP layer's datagrams delivered to a socket (/proc/net/snmp), or -1. */
+long udp_in_datagrams(void)
+{
+	char names[512], values[512], *n, *v, *sn, *sv;
+	FILE *f = fopen("/proc/net/snmp", "r");
+	long ret = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
+		if (strncmp(names, "Udp:", 4))
+			continue;
+		n = strtok_r(names, " \n", &sn);
+		v = strtok_r(values, " \n", &sv);
+		while (n && v && strcmp(n, "InDatagrams")) {
+			n = strtok_r(NULL, " \n", &sn);
+			v = strtok_r(NULL, " \n", &sv);
+		}
+		if (n && v)
+			ret = atol(v);
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
 /* The port's RoCE v2 GID, an IPv4-mapped one if there is one: what connects QPs. */
 static bool pick_gid(void)
 {
