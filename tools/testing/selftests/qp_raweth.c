@@ -1457,6 +1457,55 @@ static void rss_fatal(void)
 	expect_none(cq, 0, "a fatal WQ's CQ");
 }
 
+/* A UD QP on @cq, tracked; NULL fails the case. */
+static struct ibv_qp *ud_qp_on(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+
+	if (!qp)
+		t_fail("ibv_create_qp: %s", strerror(errno));
+	else
+		track(K_QP, qp, 0);
+	return qp;
+}
+
+/*
+ * A WQ's completions carry its number as qp_num: it is taken from the QPs'
+ * numbers, so no QP has it. One made between two QPs falls between them
+ * (the numbers are handed out in turn); on a CQ the WQ shares with a QP,
+ * the QP's reset leaves the WQ's completion there.
+ */
+static void rss_numbers(void)
+{
+	struct ibv_cq *cq = cq_new();
+	struct ibv_qp *a = cq ? ud_qp_on(cq) : NULL;
+	struct ibv_wq *wq = a ? wq_new(cq, 4) : NULL;
+	struct ibv_qp *b = wq ? ud_qp_on(cq) : NULL;
+	struct buf *rx = buf_new(RXLEN, LW);
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+	uint32_t n;
+
+	if (!b || !rx)
+		return;
+	n = wq->wq_num;
+	t_check(n != a->qp_num && n != b->qp_num,
+		"WQ %#x has the number of a QP (%#x, %#x)", n, a->qp_num, b->qp_num);
+	t_check(b->qp_num < a->qp_num || (a->qp_num < n && n < b->qp_num),
+		"WQ %#x made between QPs %#x and %#x is not numbered between them", n,
+		a->qp_num, b->qp_num);
+	wq_post(wq, rx, 0, RXLEN);
+	t_check(!wq_to(wq, IBV_WQS_ERR), "the WQ to ERR");
+	t_check(!ibv_modify_qp(a, &reset, IBV_QP_STATE), "a QP on the CQ to RESET");
+	expect_wq_wc(cq, wq, 0, IBV_WC_WR_FLUSH_ERR, &wc,
+		     "the WQ's flush, after a reset of a QP on its CQ");
+}
+
 #define LAST_WR		(1ULL << 40)	/* rss_doorbell_race's last receive */
 
 struct wq_resetter {
@@ -1596,6 +1645,8 @@ const struct qp_case raweth_cases[] = {
 	CASE("rss: two threads post to a WQ while frames arrive and it moves to ERR: every "
 	     "receive completes once, in its poster's order, placed whole or flushed blank",
 	     rss_post_race),
+	CASE("rss: a WQ's number is one no QP has, taken in turn with theirs; a reset of a QP "
+	     "sharing its CQ leaves its completions", rss_numbers),
 	CASE("rss: a WQ whose ring's prod is past its end: a modify EIO, IBV_EVENT_WQ_FATAL, "
 	     "the WQ no longer ready", rss_fatal),
 	CASE("rss: a post's flush doorbell for an ERR gone (the flag stale, or another thread "

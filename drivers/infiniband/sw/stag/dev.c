@@ -300,7 +300,6 @@ int stag_dev_add(const char *name, struct net_device *ndev)
 		goto err_dealloc;
 	sdev->ndev = ndev;
 	ida_init(&sdev->pd_ida);
-	ida_init(&sdev->wq_ida);
 	ida_init(&sdev->rwq_ind_tbl_ida);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
@@ -348,7 +347,6 @@ err_list_del:
 	xa_destroy(&sdev->qps);
 	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->rwq_ind_tbl_ida);
-	ida_destroy(&sdev->wq_ida);
 	ida_destroy(&sdev->pd_ida);
 	stag_counters_uninit(sdev);
 err_dealloc:
@@ -382,7 +380,6 @@ void stag_dev_dealloc(struct ib_device *ibdev)
 	xa_destroy(&sdev->srqs);
 	stag_tpt_uninit(&sdev->tpt);
 	ida_destroy(&sdev->rwq_ind_tbl_ida);
-	ida_destroy(&sdev->wq_ida);
 	ida_destroy(&sdev->pd_ida);
 	stag_counters_uninit(sdev);
 	stag_roce_put();

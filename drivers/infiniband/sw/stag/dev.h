@@ -47,9 +47,8 @@ struct stag_dev {
 	 */
 	char link_name[IB_DEVICE_NAME_MAX];
 	struct ida pd_ida;
-	struct ida wq_ida;	/* WQ numbers */
 	struct ida rwq_ind_tbl_ida;	/* indirection table numbers */
-	struct xarray qps;	/* by QP number */
+	struct xarray qps;	/* by QP number; a WQ's number reserved (NULL) */
 	u32 qp_next;
 	struct xarray ahs;	/* by ah_num */
 	u32 ah_next;

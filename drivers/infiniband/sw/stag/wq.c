@@ -22,6 +22,7 @@
 
 #include "cq.h"
 #include "dev.h"
+#include "qp.h"
 #include "wq.h"
 
 /**
@@ -63,10 +64,18 @@ struct ib_wq *stag_wq_create(struct ib_pd *pd, struct ib_wq_init_attr *init,
 			      stag_wqe_recv_slot_size(wq->max_sge));
 	if (ret)
 		goto err_free;
-	ret = ida_alloc_range(&sdev->wq_ida, 1, STAG_MAX_WQ, GFP_KERNEL);
-	if (ret < 0)
+	/*
+	 * From the QPs' numbers, reserved there (NULL: no packet finds it):
+	 * a WQ's completions carry its number as qp_num, and a CQ the WQ
+	 * shares with a QP must tell them apart, as when the QP's reset
+	 * cleans the CQ of its own.
+	 */
+	ret = xa_alloc_cyclic_bh(&sdev->qps, &wq->ibwq.wq_num, NULL,
+				 XA_LIMIT(STAG_QPN_MIN, STAG_QPN_MAX), &sdev->qp_next, GFP_KERNEL);
+	if (ret < 0) {
+		ret = ret == -EBUSY ? -ENOMEM : ret;
 		goto err_uninit_queue;
-	wq->ibwq.wq_num = ret;
+	}
 	wq->ibwq.state = IB_WQS_RESET;
 	/* The core passes these but leaves them to the driver to keep. */
 	wq->ibwq.event_handler = init->event_handler;
@@ -84,7 +93,7 @@ struct ib_wq *stag_wq_create(struct ib_pd *pd, struct ib_wq_init_attr *init,
 	return &wq->ibwq;
 
 err_free_num:
-	ida_free(&sdev->wq_ida, wq->ibwq.wq_num);
+	xa_erase_bh(&sdev->qps, wq->ibwq.wq_num);
 err_uninit_queue:
 	stag_queue_uninit(&wq->queue);
 err_free:
@@ -241,7 +250,7 @@ int stag_wq_destroy(struct ib_wq *ibwq, struct ib_udata *udata)
 	struct stag_dev *sdev = to_stag_dev(ibwq->device);
 	struct stag_wq *wq = to_stag_wq(ibwq);
 
-	ida_free(&sdev->wq_ida, ibwq->wq_num);
+	xa_erase_bh(&sdev->qps, ibwq->wq_num);
 	stag_queue_uninit(&wq->queue);
 	mutex_destroy(&wq->mutex);
 	kfree(wq);
