@@ -1330,17 +1330,17 @@ static int post_race_check(struct ibv_cq *cq, struct ibv_wq *wq, struct buf *rx,
 		char *slot;
 
 		if (poll_n(cq, &wc, 1, 5000) != 1) {
-			t_fail("round %d: %d of %d receives completed, then none in 5 s", round, got,
-			       DEPTH);
+			t_fail("round %d: %d of %d receives completed, then none in 5 s", round,
+			       got, DEPTH);
 			return ok;
 		}
 		got++;
 		id = wc.wr_id >> 16;
 		i = wc.wr_id & 0xffff;
 		if (id >= POSTERS || i != (uint32_t)seen[id] || wc.qp_num != wq->wq_num) {
-			t_fail("round %d: completion %d is wr_id %#llx of WQ %#x, expected the next "
-			       "of a poster's of WQ %#x", round, got, (unsigned long long)wc.wr_id,
-			       wc.qp_num, wq->wq_num);
+			t_fail("round %d: completion %d is wr_id %#llx of WQ %#x, expected the "
+			       "next of a poster's of WQ %#x", round, got,
+			       (unsigned long long)wc.wr_id, wc.qp_num, wq->wq_num);
 			return ok;
 		}
 		seen[id]++;
@@ -1362,7 +1362,8 @@ static int post_race_check(struct ibv_cq *cq, struct ibv_wq *wq, struct buf *rx,
 		fill(blank, RXLEN, BLANK);
 		t_check(!memcmp(slot, want, FRAME) && (!ok || k > last),
 			"round %d: frame %u not as sent, or after frame %u", round, k, last);
-		expect_bytes(slot + FRAME, blank + FRAME, RXLEN - FRAME, "the receive past the frame");
+		expect_bytes(slot + FRAME, blank + FRAME, RXLEN - FRAME,
+			     "the receive past the frame");
 		last = k;
 		ok++;
 	}
@@ -1506,7 +1507,8 @@ static void rss_numbers(void)
 		     "the WQ's flush, after a reset of a QP on its CQ");
 }
 
-#define LAST_WR		(1ULL << 40)	/* rss_doorbell_race's last receive */
+/* rss_doorbell_race's last receive: a wr_id no post of its thread has. */
+#define LAST_WR		0x10000000000ULL
 
 struct wq_resetter {
 	struct ibv_wq *wq;

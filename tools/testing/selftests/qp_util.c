@@ -292,11 +292,11 @@ long udp_in_datagrams(void)
 	while (fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
 		if (strncmp(names, "Udp:", 4))
 			continue;
-		n = strtok_r(names, " \n", &sn);
-		v = strtok_r(values, " \n", &sv);
+		n = strtok_r(names, "\t\n ", &sn);
+		v = strtok_r(values, "\t\n ", &sv);
 		while (n && v && strcmp(n, "InDatagrams")) {
-			n = strtok_r(NULL, " \n", &sn);
-			v = strtok_r(NULL, " \n", &sv);
+			n = strtok_r(NULL, "\t\n ", &sn);
+			v = strtok_r(NULL, "\t\n ", &sv);
 		}
 		if (n && v)
 			ret = atol(v);
