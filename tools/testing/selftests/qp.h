@@ -149,6 +149,6 @@ pid_t inject_start(char *const argv[], int *out);
 void inject_deadline(char *arg, size_t len);
 long hw_counter(const char *name);
 long hw_rx_fates(void);
-long udp_in_datagrams(void);
+long udp_in_datagrams(long *fates);
 
 #endif /* STAG_SELFTESTS_QP_H */
