@@ -1458,23 +1458,6 @@ static void rss_fatal(void)
 	expect_none(cq, 0, "a fatal WQ's CQ");
 }
 
-/* A UD QP on @cq, tracked; NULL fails the case. */
-static struct ibv_qp *ud_qp_on(struct ibv_cq *cq)
-{
-	struct ibv_qp_init_attr a = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &a);
-
-	if (!qp)
-		t_fail("ibv_create_qp: %s", strerror(errno));
-	else
-		track(K_QP, qp, 0);
-	return qp;
-}
-
 /*
  * A WQ's completions carry its number as qp_num: it is taken from the QPs'
  * numbers, so no QP has it. One made between two QPs falls between them
@@ -1484,16 +1467,19 @@ static struct ibv_qp *ud_qp_on(struct ibv_cq *cq)
 static void rss_numbers(void)
 {
 	struct ibv_cq *cq = cq_new();
-	struct ibv_qp *a = cq ? ud_qp_on(cq) : NULL;
-	struct ibv_wq *wq = a ? wq_new(cq, 4) : NULL;
-	struct ibv_qp *b = wq ? ud_qp_on(cq) : NULL;
+	struct end *ea = end_on(IBV_QPT_UD, cq, cq, NULL, false);
+	struct ibv_wq *wq = ea ? wq_new(cq, 4) : NULL;
+	struct end *eb = wq ? end_on(IBV_QPT_UD, cq, cq, NULL, false) : NULL;
 	struct buf *rx = buf_new(RXLEN, LW);
 	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp *a, *b;
 	struct ibv_wc wc;
 	uint32_t n;
 
-	if (!b || !rx)
+	if (!eb || !rx)
 		return;
+	a = ea->qp;
+	b = eb->qp;
 	n = wq->wq_num;
 	t_check(n != a->qp_num && n != b->qp_num,
 		"WQ %#x has the number of a QP (%#x, %#x)", n, a->qp_num, b->qp_num);
