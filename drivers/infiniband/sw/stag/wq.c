@@ -193,12 +193,14 @@ static void wq_enter_error(struct stag_wq *wq)
  * @udata: the user's command; stag takes no driver data
  *
  * RESET and RDY go to RDY, any state to RESET or ERR. ERR to ERR is the
- * provider's doorbell: it flushes what was posted since.
+ * provider's doorbell, which names ERR as the current state: it flushes
+ * what was posted since.
  *
  * Return: 0; -EINVAL for a current state that is not the WQ's, a
  * transition not listed, or driver data; -EOPNOTSUPP for flags; -EIO
- * when the ring is corrupted (the WQ is in error and fatal). Nothing
- * changes on failure.
+ * when a reset finds the ring corrupted. A corrupted ring leaves the WQ
+ * fatal in ERR whichever modify finds it (a modify to ERR still returns
+ * 0); the other failures change nothing.
  */
 int stag_wq_modify(struct ib_wq *ibwq, struct ib_wq_attr *attr, u32 mask, struct ib_udata *udata)
 {
