@@ -11,6 +11,7 @@
 
 #include "cq.h"
 #include "pd.h"
+#include "stagdv.h"
 
 struct stag_resize_cq_resp_full {
 	struct ib_uverbs_resize_cq_resp ibv_resp;
@@ -24,6 +25,21 @@ struct stag_create_cq_resp_full {
 	struct ib_uverbs_create_cq_resp ibv_resp;
 	struct stag_create_cq_resp drv;
 };
+
+struct stag_create_cq_ex_full {
+	struct ibv_create_cq_ex ibv_cmd;
+	struct stag_create_cq_cmd drv;
+};
+
+struct stag_resize_cq_full {
+	struct ibv_resize_cq ibv_cmd;
+	struct stag_create_cq_cmd drv;
+};
+
+static_assert(offsetof(struct stag_create_cq_ex_full, drv) == sizeof(struct ibv_create_cq_ex),
+	      "padding before the udata");
+static_assert(offsetof(struct stag_resize_cq_full, drv) == sizeof(struct ibv_resize_cq),
+	      "padding before the udata");
 
 struct stag_create_cq_ex_resp_full {
 	struct ib_uverbs_ex_create_cq_resp ibv_resp;
@@ -287,8 +303,8 @@ static void cq_set_ex_ops(struct ibv_cq_ex *cq)
 
 /*
  * Single-threaded CQs may skip locking; stag locks anyway. The parent
- * domain a CQ may name (IBV_CQ_INIT_ATTR_MASK_PD) would lend it its thread
- * domain and allocators: stag has a use for neither.
+ * domain a CQ may name (IBV_CQ_INIT_ATTR_MASK_PD) lends it its allocators
+ * for the ring; its thread domain stag has no use for.
  */
 static bool cq_attr_supported(const struct ibv_cq_init_attr_ex *attr)
 {
@@ -300,12 +316,32 @@ static bool cq_attr_supported(const struct ibv_cq_init_attr_ex *attr)
 	return !(attr->wc_flags & ~(uint64_t)SUPPORTED_WC_FLAGS);
 }
 
+/*
+ * Memory for the ring of a CQ of @cqe completions from @pd's allocator, if
+ * it is a parent domain that has one; the command carries it (and has a
+ * driver tail) only then. Return: the command's size, or 0 with errno set.
+ */
+static size_t cq_ring_alloc(struct stag_cq *cq, struct ibv_pd *pd, uint32_t cqe,
+			    size_t cmd_size, struct stag_create_cq_cmd *drv)
+{
+	int ret;
+
+	ret = stag_queue_alloc(&cq->queue, pd, STAGDV_RES_TYPE_CQ, stag_ring_slots(cqe + 1),
+			       cqe_size(cq), &drv->ring);
+	if (ret) {
+		errno = ret;
+		return 0;
+	}
+	return drv->ring.addr ? cmd_size + sizeof(*drv) : cmd_size;
+}
+
 struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 {
 	struct stag_create_cq_ex_resp_full resp = {};
-	struct ibv_create_cq_ex cmd = {};
+	struct stag_create_cq_ex_full cmd = {};
 	struct ibv_cq_init_attr_ex kattr;
 	struct stag_cq *cq;
+	size_t cmd_size;
 	int ret;
 
 	if (!cq_attr_supported(attr)) {
@@ -324,10 +360,18 @@ struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 	/* libibverbs asks the kernel for timestamps for either clock. */
 	cq->timestamps = attr->wc_flags & TIMESTAMP_WC_FLAGS;
 
+	cmd_size = cq_ring_alloc(cq,
+				 attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD ? attr->parent_domain : NULL,
+				 attr->cqe, sizeof(cmd.ibv_cmd), &cmd.drv);
+	if (!cmd_size) {
+		free(cq);
+		return NULL;
+	}
+
 	/* libibverbs' command refuses the PD mask: the kernel hears nothing of it. */
 	kattr = *attr;
 	kattr.comp_mask &= ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_PD;
-	ret = stag_cmd_create_cq_ex(ctx, &kattr, &cq->vcq, &cmd, sizeof(cmd), &resp.ibv_resp,
+	ret = stag_cmd_create_cq_ex(ctx, &kattr, &cq->vcq, &cmd.ibv_cmd, cmd_size, &resp.ibv_resp,
 				    sizeof(resp), 0);
 	if (ret)
 		goto err_free_cq;
@@ -342,6 +386,7 @@ struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 err_destroy_cq:
 	cq_undo_create(cq);
 err_free_cq:
+	stag_queue_free(&cq->queue);
 	free(cq);
 	errno = ret;
 	return NULL;
@@ -405,20 +450,32 @@ out_unlock:
 /*
  * The kernel copies the completions waiting into a new ring and tells
  * where it is; polling stays locked out until the new ring is mapped, so
- * the consumer index the kernel read is the last the old ring had.
+ * the consumer index the kernel read is the last the old ring had. A ring
+ * in a parent domain's memory moves to new memory from the same
+ * allocator.
  */
 int stag_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct stag_cq *cq = to_stag_cq(ibcq);
 	struct stag_resize_cq_resp_full resp = {};
-	struct ibv_resize_cq cmd = {};
+	struct stag_resize_cq_full cmd = {};
+	struct stag_queue next = {};
+	size_t cmd_size = sizeof(cmd.ibv_cmd);
 	int ret;
 
+	ret = stag_queue_alloc_next(&cq->queue, &next, stag_ring_slots((uint32_t)cqe + 1),
+				    cqe_size(cq), &cmd.drv.ring);
+	if (ret)
+		return ret;
+	if (cmd.drv.ring.addr)
+		cmd_size = sizeof(cmd);
 	pthread_spin_lock(&cq->queue.lock);
-	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, cmd_size, &resp.ibv_resp, sizeof(resp));
 	if (!ret)
-		ret = stag_queue_remap(&cq->queue, ibcq->context->cmd_fd, resp.drv.offset,
+		ret = stag_queue_remap(&cq->queue, &next, ibcq->context->cmd_fd, resp.drv.offset,
 				       resp.drv.num_slots, resp.drv.slot_size, cqe_size(cq));
 	pthread_spin_unlock(&cq->queue.lock);
+	/* The kernel refused it: the new memory was never its. */
+	stag_queue_free(&next);
 	return ret;
 }

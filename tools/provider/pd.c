@@ -61,7 +61,7 @@ struct ibv_pd *stag_alloc_pd(struct ibv_context *ctx)
 	return &pd->ibv_pd;
 }
 
-/* A parent domain goes at once: stag's objects made in it keep no pointer to it. */
+/* A parent domain goes at once: no ring holds its allocator's memory. */
 static void parent_free(struct stag_pd *parent)
 {
 	struct stag_pd *pd = parent->protection;
@@ -84,6 +84,9 @@ int stag_dealloc_pd(struct ibv_pd *ibpd)
 	int ret;
 
 	if (pd->protection) {
+		/* Rings hold its allocator's memory, which its free function gives back. */
+		if (atomic_load(&pd->users))
+			return EBUSY;
 		parent_free(pd);
 		return 0;
 	}
@@ -140,8 +143,8 @@ void stag_unimport_pd(struct ibv_pd *ibpd)
 /*
  * ibv_alloc_parent_domain(): over a PD of this context that is not itself
  * a parent domain, optionally in a thread domain of this context. The
- * allocators and their context are kept, and asked for nothing: stag's
- * rings are the kernel's memory.
+ * allocators and their context are kept for the rings of the objects
+ * made in it (stag_queue_alloc()).
  */
 struct ibv_pd *stag_alloc_parent_domain(struct ibv_context *ctx,
 					struct ibv_parent_domain_init_attr *attr)

@@ -41,14 +41,16 @@ struct stag_pd {
 	struct stag_pd *protection;
 	struct stag_td *td;
 	/*
-	 * The allocators of IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS. stag has
-	 * no queue memory of its own to give them: every ring is the
-	 * kernel's, mapped into the process (queue.c).
+	 * The allocators of IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS: they give
+	 * the rings of the CQs, QPs, SRQs and WQs made in the parent domain
+	 * their memory (queue.c), and @users counts the rings that have it,
+	 * which keep the parent domain from going (EBUSY, as mlx5's).
 	 */
 	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
 		       uint64_t resource_type);
 	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
 	void *pd_context;
+	atomic_uint users;
 };
 
 static inline struct stag_pd *to_stag_pd(struct ibv_pd *pd)

@@ -11,6 +11,7 @@
 
 #include "cq.h"
 #include "qp.h"
+#include "stagdv.h"
 
 struct stag_create_qp_resp_full {
 	struct ib_uverbs_ex_create_qp_resp ibv_resp;
@@ -172,11 +173,31 @@ static int qp_map(struct stag_qp *qp, int cmd_fd, const struct ibv_qp_init_attr_
 
 	recv_slot = sizeof(struct stag_recv_wqe) +
 		    (uint64_t)qp->max_recv_sge * sizeof(struct stag_sge);
-	ret = stag_queue_map(&qp->rq, cmd_fd, drv->rq_offset, drv->rq_slots, drv->rq_slot_size,
-			     recv_slot);
-	if (ret)
-		stag_queue_unmap(&qp->sq);
-	return ret;
+	return stag_queue_map(&qp->rq, cmd_fd, drv->rq_offset, drv->rq_slots, drv->rq_slot_size,
+			      recv_slot);
+}
+
+/*
+ * Memory for the rings from the parent domain the QP is made in, if it
+ * has allocators; sized by the kernel's rule for the capabilities asked.
+ */
+static int qp_rings_alloc(struct stag_qp *qp, const struct ibv_qp_init_attr_ex *attr,
+			  struct stag_create_qp_cmd *drv)
+{
+	const struct ibv_qp_cap *cap = &attr->cap;
+	struct ibv_pd *pd = attr->comp_mask & IBV_QP_INIT_ATTR_PD ? attr->pd : NULL;
+	uint32_t sge;
+	int ret;
+
+	if (!pd || !qp_has_sq(attr))
+		return 0;
+	sge = cap->max_send_sge ? cap->max_send_sge : 1;
+	ret = stag_queue_alloc(&qp->sq, pd, STAGDV_RES_TYPE_SQ, stag_ring_slots(cap->max_send_wr),
+			       stag_send_slot_size(sge, cap->max_inline_data), &drv->sq);
+	if (ret || !qp_has_rq(attr))
+		return ret;
+	return stag_queue_alloc(&qp->rq, pd, STAGDV_RES_TYPE_RQ, stag_ring_slots(cap->max_recv_wr),
+				stag_recv_slot_size(cap->max_recv_sge), &drv->rq);
 }
 
 static struct stag_qp *qp_create(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr)
@@ -204,6 +225,11 @@ static struct stag_qp *qp_create(struct ibv_context *ibctx, struct ibv_qp_init_a
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
+	ret = qp_rings_alloc(qp, attr, &cmd.drv);
+	if (ret)
+		goto err_free_qp;
+	if (cmd.drv.sq.addr || cmd.drv.rq.addr)
+		cmd_size = sizeof(cmd);
 
 	ret = stag_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd.ibv_cmd, cmd_size, &resp.ibv_resp,
 				     sizeof(resp));
@@ -223,6 +249,9 @@ static struct stag_qp *qp_create(struct ibv_context *ibctx, struct ibv_qp_init_a
 err_destroy_qp:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free_qp:
+	/* Unmapped and given back only once the kernel has let go. */
+	stag_queue_unmap(&qp->rq);
+	stag_queue_unmap(&qp->sq);
 	free(qp);
 	errno = ret;
 	return NULL;

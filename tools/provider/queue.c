@@ -13,6 +13,7 @@
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
+#include "pd.h"
 #include "queue.h"
 #include "stag.h"
 
@@ -35,15 +36,109 @@ static uint64_t ring_len(uint64_t offset, uint32_t num_slots, uint32_t slot_size
 	return len <= SIZE_MAX ? len : 0;
 }
 
-/* Maps a ring and points @q at it; only @q's lock is left as it was. */
+/**
+ * stag_queue_alloc() - memory for a ring from a parent domain's allocator
+ * @q: the ring, zeroed; it keeps the memory until stag_queue_free()
+ * @pd: the PD the ring's object is made in, a parent domain or not
+ * @res_type: STAGDV_RES_TYPE_* of the ring
+ * @num_slots: the ring's geometry, by the kernel's rule (stag-abi.h)
+ * @slot_size: bytes per slot, by the same rule
+ * @mem: filled for the command: the memory, or zero for a ring of the
+ *	 kernel's (no allocator, IBV_ALLOCATOR_USE_DEFAULT, or a ring the
+ *	 kernel refuses anyway)
+ *
+ * The allocator is asked for the ring's bytes rounded up to the page
+ * size, page aligned, as the kernel maps it. A parent domain whose
+ * allocator gave memory is not deallocated (EBUSY) until the memory is
+ * given back.
+ *
+ * Return: 0, or ENOMEM when the allocator gave none.
+ */
+int stag_queue_alloc(struct stag_queue *q, struct ibv_pd *pd, uint64_t res_type,
+		     uint32_t num_slots, uint32_t slot_size, struct stag_ring_mem *mem)
+{
+	struct stag_pd *parent = pd ? to_stag_pd(pd) : NULL;
+	uint64_t len = ring_len(0, num_slots, slot_size, 0);
+	void *p;
+
+	memset(mem, 0, sizeof(*mem));
+	if (!parent || !parent->protection || !parent->alloc || !parent->free)
+		return 0;
+	if (!len || len > STAG_RING_MAX_BYTES)
+		return 0;
+	p = parent->alloc(pd, parent->pd_context, len, (size_t)sysconf(_SC_PAGESIZE), res_type);
+	if (p == IBV_ALLOCATOR_USE_DEFAULT)
+		return 0;
+	if (!p)
+		return ENOMEM;
+	atomic_fetch_add(&parent->users, 1);
+	q->mem = p;
+	q->mem_len = len;
+	q->parent = parent;
+	q->res_type = res_type;
+	mem->addr = (uintptr_t)p;
+	mem->len = len;
+	return 0;
+}
+
+/**
+ * stag_queue_alloc_next() - memory for the ring that is to replace another
+ * @q: the ring now
+ * @next: the new ring, zeroed, as for stag_queue_alloc()
+ * @num_slots: the new ring's geometry
+ * @slot_size: bytes per slot
+ * @mem: filled for the command, as by stag_queue_alloc()
+ *
+ * A ring in a parent domain's memory is replaced by one in memory from
+ * the same allocator; one in the kernel's memory by one of the kernel's.
+ *
+ * Return: as stag_queue_alloc().
+ */
+int stag_queue_alloc_next(const struct stag_queue *q, struct stag_queue *next,
+			  uint32_t num_slots, uint32_t slot_size, struct stag_ring_mem *mem)
+{
+	memset(mem, 0, sizeof(*mem));
+	if (!q->mem)
+		return 0;
+	return stag_queue_alloc(next, &q->parent->ibv_pd, q->res_type, num_slots, slot_size,
+				mem);
+}
+
+/**
+ * stag_queue_free() - give a ring's memory back to its allocator
+ * @q: the ring; the kernel holds its memory no longer (the object is
+ *     destroyed, its create failed, or the ring was replaced)
+ */
+void stag_queue_free(struct stag_queue *q)
+{
+	struct stag_pd *parent = q->parent;
+
+	if (!q->mem)
+		return;
+	parent->free(&parent->ibv_pd, parent->pd_context, q->mem, q->res_type);
+	atomic_fetch_sub(&parent->users, 1);
+	q->mem = NULL;
+	q->parent = NULL;
+}
+
+/*
+ * Points @q at a ring: the memory @q brought, which the kernel must have
+ * taken (offset 0) for a geometry it holds, or a mapping of the kernel's
+ * ring. Only @q's lock is left as it was.
+ */
 static int ring_mmap(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
 		     uint32_t slot_size, uint64_t min_slot_size)
 {
 	uint64_t len = ring_len(offset, num_slots, slot_size, min_slot_size);
 	void *map = MAP_FAILED;
 
-	if (len)
+	if (q->mem) {
+		if (!len || offset || len > q->mem_len)
+			return EPROTO;
+		map = q->mem;
+	} else if (len) {
 		map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd, (off_t)offset);
+	}
 	if (map == MAP_FAILED)
 		return len ? errno : EPROTO;
 	q->ctl = map;
@@ -82,6 +177,8 @@ int stag_queue_map(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t n
 /**
  * stag_queue_remap() - move a ring to the one the kernel replaced it with
  * @q: the ring, mapped, its lock held by the caller
+ * @next: the memory stag_queue_alloc() gave for the new ring, which @q
+ *	  takes over (none: the kernel's ring, mapped)
  * @cmd_fd: the context's uverbs file
  * @offset: mmap offset of the new ring
  * @num_slots: its slot count
@@ -89,31 +186,53 @@ int stag_queue_map(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t n
  * @min_slot_size: what one slot must hold
  *
  * The lock stays as it is; the consumer index is the new ring's (0 for a
- * ring the kernel just filled from the start).
+ * ring the kernel just filled from the start). The old ring's memory goes,
+ * as the kernel has let go of it.
  *
- * Return: 0 (the old ring unmapped), or as stag_queue_map().
+ * Return: 0, or as stag_queue_map(): @q is left on the old ring then. The
+ * new ring's memory, which the kernel holds, is never given back to be
+ * reused under it: it is the kernel's until the object goes, and lost.
  */
-int stag_queue_remap(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
-		     uint32_t slot_size, uint64_t min_slot_size)
+int stag_queue_remap(struct stag_queue *q, struct stag_queue *next, int cmd_fd, uint64_t offset,
+		     uint32_t num_slots, uint32_t slot_size, uint64_t min_slot_size)
 {
-	void *old = q->ctl;
-	size_t old_len = q->map_len;
+	struct stag_queue old = {
+		.ctl = q->ctl, .map_len = q->map_len, .mem = q->mem, .mem_len = q->mem_len,
+		.parent = q->parent, .res_type = q->res_type,
+	};
 	int ret;
 
+	q->mem = next->mem;
+	q->mem_len = next->mem_len;
+	q->parent = next->parent;
+	q->res_type = next->res_type;
+	next->mem = NULL;
 	ret = ring_mmap(q, cmd_fd, offset, num_slots, slot_size, min_slot_size);
-	if (ret)
+	if (ret) {
+		q->mem = old.mem;
+		q->mem_len = old.mem_len;
+		q->parent = old.parent;
+		q->res_type = old.res_type;
 		return ret;
-	munmap(old, old_len);
+	}
+	if (old.mem)
+		stag_queue_free(&old);
+	else
+		munmap(old.ctl, old.map_len);
 	q->index = __atomic_load_n(&q->ctl->cons, __ATOMIC_RELAXED);
 	return 0;
 }
 
 void stag_queue_unmap(struct stag_queue *q)
 {
-	if (!stag_queue_mapped(q))
+	if (!stag_queue_mapped(q)) {
+		stag_queue_free(q);
 		return;
+	}
 	pthread_spin_destroy(&q->lock);
-	munmap(q->ctl, q->map_len);
+	if (!q->mem)
+		munmap(q->ctl, q->map_len);
+	stag_queue_free(q);
 	q->ctl = NULL;
 }
 

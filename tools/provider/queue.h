@@ -21,6 +21,13 @@
 
 #include "ibverbs_provider.h"
 
+struct stag_pd;
+
+/*
+ * A ring lies in the kernel's memory, mmap()ed, or in memory a parent
+ * domain's allocator gave (@mem), which the kernel pinned: freed with
+ * that domain's free function once the kernel has let go of it.
+ */
 struct stag_queue {
 	struct stag_queue_ctl *ctl;	/* start of the mapping; NULL if none */
 	uint8_t *slots;
@@ -29,6 +36,10 @@ struct stag_queue {
 	uint32_t slot_size;
 	uint32_t index;			/* this side's index, under lock */
 	pthread_spinlock_t lock;	/* serialises this side's users */
+	void *mem;			/* the allocator's memory, or NULL */
+	size_t mem_len;
+	struct stag_pd *parent;		/* whose allocator gave @mem */
+	uint64_t res_type;		/* STAGDV_RES_TYPE_* of @mem */
 };
 
 static_assert(sizeof(struct stag_queue_ctl) == STAG_QUEUE_CTL_SIZE, "stag_queue_ctl size");
@@ -43,10 +54,15 @@ static_assert(offsetof(struct ibv_sge, length) == offsetof(struct stag_sge, leng
 	      "ibv_sge.length");
 static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct stag_sge, lkey), "ibv_sge.lkey");
 
+int stag_queue_alloc(struct stag_queue *q, struct ibv_pd *pd, uint64_t res_type,
+		     uint32_t num_slots, uint32_t slot_size, struct stag_ring_mem *mem);
+int stag_queue_alloc_next(const struct stag_queue *q, struct stag_queue *next,
+			  uint32_t num_slots, uint32_t slot_size, struct stag_ring_mem *mem);
+void stag_queue_free(struct stag_queue *q);
 int stag_queue_map(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
 		   uint32_t slot_size, uint64_t min_slot_size);
-int stag_queue_remap(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
-		     uint32_t slot_size, uint64_t min_slot_size);
+int stag_queue_remap(struct stag_queue *q, struct stag_queue *next, int cmd_fd, uint64_t offset,
+		     uint32_t num_slots, uint32_t slot_size, uint64_t min_slot_size);
 void stag_queue_unmap(struct stag_queue *q);
 
 static inline bool stag_queue_mapped(const struct stag_queue *q)

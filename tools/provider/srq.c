@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "srq.h"
+#include "stagdv.h"
 
 struct stag_create_srq_resp_full {
 	struct ib_uverbs_create_srq_resp ibv_resp;
@@ -16,6 +17,41 @@ struct stag_create_srq_resp_full {
 
 static_assert(offsetof(struct stag_create_srq_resp_full, drv) ==
 	      sizeof(struct ib_uverbs_create_srq_resp), "padding before the udata");
+
+struct stag_create_srq_full {
+	struct ibv_create_srq ibv_cmd;
+	struct stag_create_srq_cmd drv;
+};
+
+struct stag_create_xsrq_full {
+	struct ibv_create_xsrq ibv_cmd;
+	struct stag_create_srq_cmd drv;
+};
+
+static_assert(offsetof(struct stag_create_srq_full, drv) == sizeof(struct ibv_create_srq),
+	      "padding before the udata");
+static_assert(offsetof(struct stag_create_xsrq_full, drv) == sizeof(struct ibv_create_xsrq),
+	      "padding before the udata");
+
+/*
+ * Memory for the ring from @pd's allocator, if it is a parent domain that
+ * has one. Return: the command's size (with the driver tail only for
+ * such memory), or 0 with errno set.
+ */
+static size_t srq_ring_alloc(struct stag_queue *q, struct ibv_pd *pd,
+			     const struct ibv_srq_attr *attr, size_t cmd_size,
+			     struct stag_create_srq_cmd *drv)
+{
+	int ret;
+
+	ret = stag_queue_alloc(q, pd, STAGDV_RES_TYPE_SRQ, stag_ring_slots(attr->max_wr),
+			       stag_recv_slot_size(attr->max_sge), &drv->ring);
+	if (ret) {
+		errno = ret;
+		return 0;
+	}
+	return drv->ring.addr ? cmd_size + sizeof(*drv) : cmd_size;
+}
 
 /* What one slot of the SRQ's ring must hold: a WQE with max_sge entries. */
 static uint64_t srq_min_slot(const struct stag_srq *srq)
@@ -37,6 +73,7 @@ static int srq_map(struct stag_srq *srq, int cmd_fd, const struct ibv_srq_attr *
 			     srq_min_slot(srq));
 	if (ret) {
 		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+		stag_queue_free(&srq->queue);
 		return ret;
 	}
 	srq->vsrq.srq_num = drv->srq_num;
@@ -46,17 +83,25 @@ static int srq_map(struct stag_srq *srq, int cmd_fd, const struct ibv_srq_attr *
 struct ibv_srq *stag_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	struct stag_create_srq_resp_full resp = {};
-	struct ibv_create_srq cmd = {};
+	struct stag_create_srq_full cmd = {};
 	struct stag_srq *srq;
+	size_t cmd_size;
 	int ret;
 
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
+	cmd_size = srq_ring_alloc(&srq->queue, pd, &attr->attr, sizeof(cmd.ibv_cmd), &cmd.drv);
+	if (!cmd_size) {
+		free(srq);
+		return NULL;
+	}
 
-	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd), &resp.ibv_resp,
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd, cmd_size, &resp.ibv_resp,
 				 sizeof(resp));
-	if (!ret)
+	if (ret)
+		stag_queue_free(&srq->queue);
+	else
 		ret = srq_map(srq, pd->context->cmd_fd, &attr->attr, &resp.drv);
 	if (ret) {
 		free(srq);
@@ -76,8 +121,9 @@ struct ibv_srq *stag_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *att
 struct ibv_srq *stag_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
 {
 	struct stag_create_srq_resp_full resp = {};
-	struct ibv_create_xsrq cmd = {};
+	struct stag_create_xsrq_full cmd = {};
 	struct stag_srq *srq;
+	size_t cmd_size;
 	int ret;
 
 	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC &&
@@ -89,10 +135,18 @@ struct ibv_srq *stag_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
+	cmd_size = srq_ring_alloc(&srq->queue, attr->comp_mask & IBV_SRQ_INIT_ATTR_PD ?
+				  attr->pd : NULL, &attr->attr, sizeof(cmd.ibv_cmd), &cmd.drv);
+	if (!cmd_size) {
+		free(srq);
+		return NULL;
+	}
 
-	ret = ibv_cmd_create_srq_ex(ctx, &srq->vsrq, attr, &cmd, sizeof(cmd), &resp.ibv_resp,
+	ret = ibv_cmd_create_srq_ex(ctx, &srq->vsrq, attr, &cmd.ibv_cmd, cmd_size, &resp.ibv_resp,
 				    sizeof(resp));
-	if (!ret)
+	if (ret)
+		stag_queue_free(&srq->queue);
+	else
 		ret = srq_map(srq, ctx->cmd_fd, &attr->attr, &resp.drv);
 	if (ret) {
 		free(srq);
@@ -116,24 +170,33 @@ static_assert(offsetof(struct stag_modify_srq_full, drv) == sizeof(struct ibv_mo
  * A resize (IBV_SRQ_MAX_WR): the kernel copies the receives waiting into a
  * new ring and writes where it is into ring; posting stays locked out
  * until the new ring is mapped, so what the kernel copied is all there is.
+ * A ring in a parent domain's memory moves to new memory from the same
+ * allocator.
  */
 int stag_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int attr_mask)
 {
 	struct stag_srq *srq = to_stag_srq(ibsrq);
 	struct stag_modify_srq_full cmd = {};
 	struct stag_srq_ring ring = {};
+	struct stag_queue next = {};
 	int ret;
 
 	if (!(attr_mask & IBV_SRQ_MAX_WR))
 		return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
 					  sizeof(cmd.ibv_cmd));
+	ret = stag_queue_alloc_next(&srq->queue, &next, stag_ring_slots(attr->max_wr),
+				    srq->queue.slot_size, &cmd.drv.ring);
+	if (ret)
+		return ret;
 	cmd.drv.ring_addr = (uintptr_t)&ring;
 	pthread_spin_lock(&srq->queue.lock);
 	ret = ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd, sizeof(cmd));
 	if (!ret)
-		ret = stag_queue_remap(&srq->queue, ibsrq->context->cmd_fd, ring.offset,
+		ret = stag_queue_remap(&srq->queue, &next, ibsrq->context->cmd_fd, ring.offset,
 				       ring.num_slots, ring.slot_size, srq_min_slot(srq));
 	pthread_spin_unlock(&srq->queue.lock);
+	/* The kernel refused it: the new memory was never its. */
+	stag_queue_free(&next);
 	return ret;
 }
 

@@ -39,6 +39,23 @@ extern "C" {
 struct ibv_mr *stagdv_reg_shared_mr(struct ibv_mr *src, struct ibv_pd *pd, uint64_t iova,
 				    int access);
 
+/*
+ * The resource types a parent domain's allocator is asked for, one per
+ * ring (ibv_alloc_parent_domain(), IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS):
+ * a completion queue's, a QP's send and receive queues', a shared receive
+ * queue's and a receive WQ's. Each request is for the ring's bytes rounded
+ * up to the page size, page aligned; the kernel pins the memory (charged
+ * to RLIMIT_MEMLOCK) until the object is destroyed or the ring resized,
+ * then the free function gets it back. An allocator that returns
+ * IBV_ALLOCATOR_USE_DEFAULT leaves the ring in the kernel's memory.
+ */
+#define STAGDV_RES_TYPE(n)	((uint64_t)0x73746167 << 32 | (n))	/* "stag" */
+#define STAGDV_RES_TYPE_CQ	STAGDV_RES_TYPE(1)
+#define STAGDV_RES_TYPE_SQ	STAGDV_RES_TYPE(2)
+#define STAGDV_RES_TYPE_RQ	STAGDV_RES_TYPE(3)
+#define STAGDV_RES_TYPE_SRQ	STAGDV_RES_TYPE(4)
+#define STAGDV_RES_TYPE_WQ	STAGDV_RES_TYPE(5)
+
 /* Tests built against an older stagdv.h declare these themselves. */
 #define STAGDV_HAS_QP_RINGS	1
 

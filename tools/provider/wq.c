@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "stagdv.h"
 #include "wq.h"
 
 struct stag_create_wq_resp_full {
@@ -62,18 +63,35 @@ static int stag_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
 	return ret;
 }
 
+struct stag_create_wq_full {
+	struct ibv_create_wq ibv_cmd;
+	struct stag_create_wq_cmd drv;
+};
+
+static_assert(offsetof(struct stag_create_wq_full, drv) == sizeof(struct ibv_create_wq),
+	      "padding before the udata");
+
 struct ibv_wq *stag_create_wq(struct ibv_context *ctx, struct ibv_wq_init_attr *attr)
 {
 	struct stag_create_wq_resp_full resp = {};
-	struct ibv_create_wq cmd = {};
+	struct stag_create_wq_full cmd = {};
+	size_t cmd_size = sizeof(cmd.ibv_cmd);
 	struct stag_wq *wq;
 	int ret;
 
 	wq = calloc(1, sizeof(*wq));
 	if (!wq)
 		return NULL;
+	/* The ring's memory from the parent domain the WQ is made in, if it has allocators. */
+	ret = stag_queue_alloc(&wq->queue, attr->pd, STAGDV_RES_TYPE_WQ,
+			       stag_ring_slots(attr->max_wr), stag_recv_slot_size(attr->max_sge),
+			       &cmd.drv.ring);
+	if (ret)
+		goto err_free;
+	if (cmd.drv.ring.addr)
+		cmd_size = sizeof(cmd);
 
-	ret = ibv_cmd_create_wq(ctx, attr, &wq->wq, &cmd, sizeof(cmd), &resp.ibv_resp,
+	ret = ibv_cmd_create_wq(ctx, attr, &wq->wq, &cmd.ibv_cmd, cmd_size, &resp.ibv_resp,
 				sizeof(resp));
 	if (ret)
 		goto err_free;
@@ -91,6 +109,7 @@ struct ibv_wq *stag_create_wq(struct ibv_context *ctx, struct ibv_wq_init_attr *
 	return &wq->wq;
 
 err_free:
+	stag_queue_free(&wq->queue);
 	free(wq);
 	errno = ret;
 	return NULL;

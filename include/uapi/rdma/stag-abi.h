@@ -115,6 +115,44 @@ enum stag_queue_flags {
  * barrier, then reads prod to flush. One side always sees the other.
  */
 
+/*
+ * Ring memory of the provider's own. A parent domain's allocator
+ * (ibv_alloc_parent_domain) gives the provider memory for a ring; the
+ * command that creates the ring (or resizes it) names it, and the kernel
+ * pins it (charged to RLIMIT_MEMLOCK, as a region's pages are) and uses
+ * it in place of a ring of its own, until the object is destroyed or its
+ * ring replaced: the response's mmap offset is then 0. addr is page
+ * aligned and len at least stag_ring_bytes() of the ring's geometry,
+ * rounded up to the page size; addr 0 asks for the kernel's ring.
+ *
+ * The geometry is the kernel's rule, here so that both sides follow it:
+ * a ring for n work requests has stag_ring_slots(n) slots (a completion
+ * ring for cqe completions, stag_ring_slots(cqe + 1)), of
+ * stag_send_slot_size() or stag_recv_slot_size() bytes, or the size of a
+ * completion slot.
+ */
+struct stag_ring_mem {
+	__aligned_u64 addr;
+	__aligned_u64 len;
+};
+
+/* The most a ring may take, its control block included. */
+#define STAG_RING_MAX_BYTES		(64U << 20)
+
+static inline __u32 stag_ring_slots(__u32 n)
+{
+	__u32 slots = 1;
+
+	while (slots < n && slots < (1U << 31))
+		slots <<= 1;
+	return slots;
+}
+
+static inline __u64 stag_ring_bytes(__u32 num_slots, __u32 slot_size)
+{
+	return (__u64)num_slots * slot_size + STAG_QUEUE_CTL_SIZE;
+}
+
 /* A scatter/gather element, laid out as struct ibv_sge. */
 struct stag_sge {
 	__aligned_u64 addr;
@@ -185,6 +223,22 @@ struct stag_recv_wqe {
 	__u32 reserved;
 };
 
+/* A send slot holds the header and max_sge entries or max_inline bytes. */
+static inline __u32 stag_send_slot_size(__u32 max_sge, __u32 max_inline)
+{
+	__u32 body = max_sge * (__u32)sizeof(struct stag_sge);
+
+	if (body < max_inline)
+		body = max_inline;
+	return (STAG_SEND_WQE_HDR_SIZE + body + 63) & ~63U;
+}
+
+static inline __u32 stag_recv_slot_size(__u32 max_sge)
+{
+	return (__u32)sizeof(struct stag_recv_wqe) + (max_sge ? max_sge : 1) *
+	       (__u32)sizeof(struct stag_sge);
+}
+
 /*
  * A completion queue slot. status is an enum ib_wc_status (the values of
  * enum ibv_wc_status), opcode an enum ibv_wc_opcode value (the kernel's
@@ -230,6 +284,14 @@ enum stag_wc_flags {
 	STAG_WC_WITH_INV = 1 << 3,
 };
 
+/*
+ * Driver tails of the create_cq and resize_cq commands: the ring's memory,
+ * if the provider brings it.
+ */
+struct stag_create_cq_cmd {
+	struct stag_ring_mem ring;
+};
+
 /* Driver tails of the create responses. */
 struct stag_create_cq_resp {
 	__aligned_u64 offset;	/* mmap offset of the completion ring */
@@ -273,9 +335,11 @@ enum stag_rx_hash {
 };
 
 /*
- * The driver tail of create_qp: only a QP with an indirection table (an
- * RSS QP, ibv_create_qp_ex() with IBV_QP_INIT_ATTR_RX_HASH) has one, its
- * hash configuration; every other QP's command has no tail.
+ * The driver tail of create_qp: the hash configuration of a QP with an
+ * indirection table (an RSS QP, ibv_create_qp_ex() with
+ * IBV_QP_INIT_ATTR_RX_HASH), all zero for any other QP; then the memory
+ * of the QP's rings, if the provider brings it (never for an RSS QP,
+ * which has none). A command may end after rx_hash_key.
  */
 struct stag_create_qp_cmd {
 	__aligned_u64 rx_hash_fields_mask;	/* STAG_RX_HASH_{SRC,DST}_* */
@@ -283,13 +347,24 @@ struct stag_create_qp_cmd {
 	__u8 rx_hash_key_len;		/* STAG_RX_HASH_KEY_LEN */
 	__u8 reserved[6];
 	__u8 rx_hash_key[STAG_RX_HASH_KEY_LEN];
+	/* Memory of the provider's for the send and receive rings. */
+	struct stag_ring_mem sq;
+	struct stag_ring_mem rq;
 };
 
 /* A receive WQ's ring: its slots are an SRQ's. */
+struct stag_create_wq_cmd {
+	struct stag_ring_mem ring;
+};
+
 struct stag_create_wq_resp {
 	__aligned_u64 offset;	/* mmap offset of the WQ's ring */
 	__u32 num_slots;
 	__u32 slot_size;
+};
+
+struct stag_create_srq_cmd {
+	struct stag_ring_mem ring;
 };
 
 struct stag_create_srq_resp {
@@ -308,6 +383,7 @@ struct stag_create_srq_resp {
  */
 struct stag_modify_srq_cmd {
 	__aligned_u64 ring_addr;
+	struct stag_ring_mem ring;	/* the new ring's memory, if the provider's */
 };
 
 struct stag_srq_ring {

@@ -30,11 +30,13 @@ static_assert((STAG_MAX_CQE + 1ULL) * sizeof(struct stag_cqe_ts) + STAG_QUEUE_CT
  *
  * A user CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION has
  * struct stag_cqe_ts slots: each completion carries when it was written.
+ * Its command may bring the ring's memory (struct stag_create_cq_cmd).
  *
  * Return: 0; -EINVAL for 0 or more than STAG_MAX_CQE entries, a bad
  * completion vector, or when the device has max_cq CQs already;
  * -EOPNOTSUPP for other creation flags, or timestamps on a kernel CQ
- * (struct ib_wc has no place for them); -ENOMEM.
+ * (struct ib_wc has no place for them); -ENOMEM; for the command and the
+ * memory it brings, what stag_queue_cmd() and stag_queue_init_mem() return.
  */
 int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   stag_create_cq_arg_t *arg)
@@ -43,6 +45,7 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct stag_dev *sdev = to_stag_dev(ibcq->device);
 	struct stag_cq *cq = to_stag_cq(ibcq);
 	struct stag_create_cq_resp resp = {};
+	struct stag_create_cq_cmd cmd;
 	u32 slots, slot_size;
 	int ret;
 
@@ -51,8 +54,9 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (attr->cqe < 1 || attr->cqe > STAG_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	if (udata && udata->inlen)
-		return -EINVAL;
+	ret = stag_queue_cmd(udata, &cmd, 0, sizeof(cmd));
+	if (ret)
+		return ret;
 	ret = stag_res_charge(&sdev->res, STAG_RES_CQ);
 	if (ret)
 		return ret;
@@ -67,8 +71,8 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	else
 		slot_size = sizeof(struct stag_cqe);
 	/* One slot stays free so the provider never sees full as empty. */
-	slots = roundup_pow_of_two(attr->cqe + 1);
-	ret = stag_queue_init(&cq->queue, slots, slot_size);
+	slots = stag_ring_slots(attr->cqe + 1);
+	ret = stag_queue_init_mem(&cq->queue, slots, slot_size, &cmd.ring);
 	if (ret)
 		goto err_uncharge;
 	ibcq->cqe = slots - 1;
@@ -123,27 +127,33 @@ static int cq_swap_ring(struct stag_cq *cq, struct stag_queue *nq, u32 cqe)
  * @cqe: the number of completions it must hold
  * @udata: the user's command; the response says where the new ring is
  *
- * The completions waiting move to a new ring, in order. The provider holds
- * the CQ's polling lock across the command and maps the new ring after it.
+ * The completions waiting move to a new ring, in order, in memory the
+ * command brings or the kernel's. The provider holds the CQ's polling lock
+ * across the command and maps the new ring after it.
  *
  * Return: 0; -EINVAL for a size out of range or smaller than the number of
- * completions waiting (nothing changes then); -ENOMEM.
+ * completions waiting; -ENOMEM; as stag_queue_cmd() and
+ * stag_queue_init_mem() for the command. Nothing changes on failure.
  */
 int stag_cq_resize(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata)
 {
 	struct stag_cq *cq = to_stag_cq(ibcq);
 	struct stag_create_cq_resp resp = {};
+	struct stag_create_cq_cmd cmd;
 	struct stag_queue nq;
 	unsigned long flags;
 	u32 slots;
 	int ret;
 
-	if (cqe < 1 || cqe > STAG_MAX_CQE || (udata && udata->inlen))
+	if (cqe < 1 || cqe > STAG_MAX_CQE)
 		return -EINVAL;
 	if (cq->user && udata->outlen < sizeof(resp))
 		return -EINVAL;
-	slots = roundup_pow_of_two(cqe + 1);
-	ret = stag_queue_init(&nq, slots, cq->queue.slot_size);
+	ret = stag_queue_cmd(udata, &cmd, 0, sizeof(cmd));
+	if (ret)
+		return ret;
+	slots = stag_ring_slots(cqe + 1);
+	ret = stag_queue_init_mem(&nq, slots, cq->queue.slot_size, &cmd.ring);
 	if (ret)
 		return ret;
 	if (cq->user) {

@@ -255,15 +255,21 @@ static void free_scratch(struct stag_qp *qp)
  * and never written: the requester and the responder's flush find it
  * empty, and need no case of their own.
  */
-static int init_queues(struct stag_qp *qp, struct ib_qp_init_attr *init)
+static int init_queues(struct stag_qp *qp, struct ib_qp_init_attr *init,
+		       const struct stag_create_qp_cmd *cmd)
 {
 	struct ib_qp_cap *cap = &init->cap;
 	u32 slots, size;
 	int ret;
 
-	slots = roundup_pow_of_two(max(cap->max_send_wr, 1U));
+	/* Memory for a ring the QP has none of, or keeps from its user. */
+	if ((cmd->sq.addr && init->qp_type == IB_QPT_XRC_TGT) ||
+	    (cmd->rq.addr && (init->srq || init->qp_type == IB_QPT_XRC_INI ||
+			      init->qp_type == IB_QPT_XRC_TGT)))
+		return -EINVAL;
+	slots = stag_ring_slots(cap->max_send_wr);
 	size = stag_wqe_send_slot_size(max(cap->max_send_sge, 1U), cap->max_inline_data);
-	ret = stag_queue_init(&qp->sq.queue, slots, size);
+	ret = stag_queue_init_mem(&qp->sq.queue, slots, size, &cmd->sq);
 	if (ret)
 		return ret;
 	qp->sq.max_wr = slots;
@@ -279,9 +285,10 @@ static int init_queues(struct stag_qp *qp, struct ib_qp_init_attr *init)
 		return 0;
 	}
 
-	slots = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+	slots = stag_ring_slots(cap->max_recv_wr);
 	qp->rq.max_sge = max(cap->max_recv_sge, 1U);
-	ret = stag_queue_init(&qp->rq.queue, slots, stag_wqe_recv_slot_size(qp->rq.max_sge));
+	ret = stag_queue_init_mem(&qp->rq.queue, slots, stag_wqe_recv_slot_size(qp->rq.max_sge),
+				  &cmd->rq);
 	if (ret) {
 		stag_queue_uninit(&qp->sq.queue);
 		return ret;
@@ -375,15 +382,18 @@ static void init_attr(struct stag_qp *qp, const struct ib_qp_init_attr *init)
  * Return: 0; -EOPNOTSUPP for QP types and flags stag lacks, for XRC
  * INI QPs of the kernel, and for an indirection table on a QP other than
  * a receive-only Raw Packet QP; -EINVAL for sizes out of range, a missing
- * CQ or XRC domain, a GSI QP from userspace, driver data in the command
- * of a QP without a table (a QP with one: stag_rss_create()), or when the
- * device has max_qp QPs already (QP1 counts); -EBUSY for a second GSI
- * QP; -ENOMEM.
+ * CQ or XRC domain, a GSI QP from userspace, a hash configuration in the
+ * command of a QP without a table (a QP with one: stag_rss_create()),
+ * ring memory for a ring the QP does not share, or when the device has
+ * max_qp QPs already (QP1 counts); -EBUSY for a second GSI QP; -ENOMEM;
+ * for the command and the ring memory it brings, what stag_queue_cmd()
+ * and stag_queue_init_mem() return.
  */
 int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata)
 {
 	struct stag_dev *sdev = to_stag_dev(ibqp->device);
 	struct stag_qp *qp = to_stag_qp(ibqp);
+	struct stag_create_qp_cmd cmd;
 	int ret;
 
 	ret = check_init_attr(init, udata);
@@ -395,16 +405,24 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 		init->send_cq = NULL;
 		init->recv_cq = NULL;
 	}
-	/* Only an RSS QP's command has driver data: its hash. */
+	/*
+	 * An RSS QP's command must have its hash; any other's may bring
+	 * memory for its rings, and has no hash.
+	 */
+	ret = stag_queue_cmd(udata, &cmd,
+			     init->rwq_ind_tbl ? offsetof(struct stag_create_qp_cmd, sq) : 0,
+			     sizeof(cmd));
+	if (ret)
+		return ret;
 	if (init->rwq_ind_tbl)
 		memset(&init->cap, 0, sizeof(init->cap));
-	else if (udata && udata->inlen)
+	else if (memchr_inv(&cmd, 0, offsetof(struct stag_create_qp_cmd, sq)))
 		return -EINVAL;
 	ret = stag_res_charge(&sdev->res, STAG_RES_QP);
 	if (ret)
 		return ret;
 	if (init->rwq_ind_tbl) {
-		qp->rss = stag_rss_create(init->rwq_ind_tbl, udata);
+		qp->rss = stag_rss_create(init->rwq_ind_tbl, &cmd);
 		if (IS_ERR(qp->rss)) {
 			ret = PTR_ERR(qp->rss);
 			qp->rss = NULL;
@@ -431,7 +449,7 @@ int stag_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_u
 	qp->sq.limits.user = qp->user;
 	qp->sq.xport = &stag_loopback_xport;
 
-	ret = init_queues(qp, init);
+	ret = init_queues(qp, init, &cmd);
 	if (ret)
 		goto err_free_rss;
 	ret = alloc_scratch(qp, qp->sq.max_wr);

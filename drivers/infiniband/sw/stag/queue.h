@@ -11,7 +11,9 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/stag-abi.h>
 
-#define STAG_QUEUE_MAX_SIZE	SZ_64M
+#define STAG_QUEUE_MAX_SIZE	STAG_RING_MAX_BYTES
+
+struct stag_pages;
 
 struct stag_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
@@ -32,10 +34,14 @@ struct stag_queue {
 	u32 index;		/* the kernel's own index */
 	size_t size;		/* bytes at ctl, page aligned */
 	struct stag_mmap_entry *mmap;	/* NULL until shared */
+	struct stag_pages *upages;	/* the provider's memory, vmap()ed at ctl; or NULL */
 };
 
 int __must_check stag_queue_init(struct stag_queue *q, u32 num_slots, u32 slot_size);
+int __must_check stag_queue_init_mem(struct stag_queue *q, u32 num_slots, u32 slot_size,
+				     const struct stag_ring_mem *mem);
 void stag_queue_uninit(struct stag_queue *q);
+int stag_queue_cmd(struct ib_udata *udata, void *cmd, size_t min, size_t size);
 int __must_check stag_queue_share(struct stag_queue *q, struct ib_udata *udata, u64 *offset);
 int stag_queue_avail(struct stag_queue *q, u32 *count);
 bool stag_queue_full(struct stag_queue *q);

@@ -71,7 +71,8 @@ int stag_rss_destroy_ind_table(struct ib_rwq_ind_table *ibtbl)
  * Return: 0; -EOPNOTSUPP for a function other than Toeplitz, or a field
  * stag cannot hash (inner headers, IPsec SPI); -EINVAL for a key that is
  * not STAG_RX_HASH_KEY_LEN bytes, no field, IPv4 with IPv6 fields, TCP
- * with UDP ports, or a reserved byte set.
+ * with UDP ports, a reserved byte set, or memory for rings (an RSS QP has
+ * none).
  */
 VISIBLE_IF_KUNIT int stag_rss_check_conf(const struct stag_create_qp_cmd *cmd)
 {
@@ -80,7 +81,7 @@ VISIBLE_IF_KUNIT int stag_rss_check_conf(const struct stag_create_qp_cmd *cmd)
 	if (cmd->rx_hash_function != STAG_RX_HASH_FUNC_TOEPLITZ || f & ~(u64)STAG_RX_HASH_FIELDS)
 		return -EOPNOTSUPP;
 	if (cmd->rx_hash_key_len != STAG_RX_HASH_KEY_LEN || !f ||
-	    memchr_inv(cmd->reserved, 0, sizeof(cmd->reserved)))
+	    memchr_inv(cmd->reserved, 0, sizeof(cmd->reserved)) || cmd->sq.addr || cmd->rq.addr)
 		return -EINVAL;
 	if ((f & (STAG_RX_HASH_SRC_IPV4 | STAG_RX_HASH_DST_IPV4)) &&
 	    (f & (STAG_RX_HASH_SRC_IPV6 | STAG_RX_HASH_DST_IPV6)))
@@ -95,34 +96,27 @@ EXPORT_SYMBOL_IF_KUNIT(stag_rss_check_conf);
 /**
  * stag_rss_create() - an RSS QP's hash configuration
  * @tbl: the QP's indirection table
- * @udata: the create_qp command, whose driver data is the configuration
+ * @cmd: the create_qp command's driver data (stag_queue_cmd() read it:
+ *	 zero where the provider sent none)
  *
  * Return: the configuration, to free with stag_rss_free(); ERR_PTR of
- * -EINVAL without the driver data, or of stag_rss_check_conf()'s errors;
- * -EFAULT; -ENOMEM.
+ * stag_rss_check_conf()'s errors, or of -ENOMEM.
  */
-struct stag_rss *stag_rss_create(struct ib_rwq_ind_table *tbl, struct ib_udata *udata)
+struct stag_rss *stag_rss_create(struct ib_rwq_ind_table *tbl,
+				 const struct stag_create_qp_cmd *cmd)
 {
-	struct stag_create_qp_cmd cmd;
 	struct stag_rss *rss;
 	int ret;
 
-	if (!udata || udata->inlen < sizeof(cmd))
-		return ERR_PTR(-EINVAL);
-	if (!ib_is_udata_cleared(udata, sizeof(cmd), udata->inlen - sizeof(cmd)))
-		return ERR_PTR(-EOPNOTSUPP);
-	ret = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
-	if (ret)
-		return ERR_PTR(ret);
-	ret = stag_rss_check_conf(&cmd);
+	ret = stag_rss_check_conf(cmd);
 	if (ret)
 		return ERR_PTR(ret);
 	rss = kzalloc(sizeof(*rss), GFP_KERNEL_ACCOUNT);
 	if (!rss)
 		return ERR_PTR(-ENOMEM);
 	rss->tbl = tbl;
-	rss->fields = cmd.rx_hash_fields_mask;
-	memcpy(rss->key, cmd.rx_hash_key, sizeof(rss->key));
+	rss->fields = cmd->rx_hash_fields_mask;
+	memcpy(rss->key, cmd->rx_hash_key, sizeof(rss->key));
 	return rss;
 }
 

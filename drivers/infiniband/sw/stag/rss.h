@@ -36,7 +36,8 @@ struct stag_rss {
 int stag_rss_create_ind_table(struct ib_rwq_ind_table *ibtbl,
 			      struct ib_rwq_ind_table_init_attr *init, struct ib_udata *udata);
 int stag_rss_destroy_ind_table(struct ib_rwq_ind_table *ibtbl);
-struct stag_rss *stag_rss_create(struct ib_rwq_ind_table *tbl, struct ib_udata *udata);
+struct stag_rss *stag_rss_create(struct ib_rwq_ind_table *tbl,
+				 const struct stag_create_qp_cmd *cmd);
 void stag_rss_free(struct stag_rss *rss);
 struct stag_wq *stag_rss_pick(const struct stag_rss *rss, const struct sk_buff *skb);
 

@@ -31,17 +31,21 @@ static int check_attr(const struct ib_srq_attr *attr, u32 max_wr)
  * stag_srq_create() - the create_srq verb
  * @ibsrq: the SRQ the core allocated
  * @init: its attributes; max_wr and max_sge are updated to what it got
- * @udata: the user's command, or NULL
+ * @udata: the user's command, or NULL; it may bring the ring's memory
+ *	   (struct stag_create_srq_cmd)
  *
  * Return: 0; -EOPNOTSUPP for tag-matching SRQs, and for XRC SRQs of the
  * kernel; -EINVAL for sizes out of range, an XRC SRQ without its domain
- * or CQ, or when the device has max_srq SRQs already; -ENOMEM.
+ * or CQ, or when the device has max_srq SRQs already; -ENOMEM; for the
+ * command and its memory, what stag_queue_cmd() and
+ * stag_queue_init_mem() return.
  */
 int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct ib_udata *udata)
 {
 	struct stag_dev *sdev = to_stag_dev(ibsrq->device);
 	struct stag_srq *srq = to_stag_srq(ibsrq);
 	struct stag_create_srq_resp resp = {};
+	struct stag_create_srq_cmd cmd;
 	u32 slots;
 	int ret;
 
@@ -59,8 +63,9 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 		return ret;
 	if (init->attr.srq_limit)
 		return -EINVAL;
-	if (udata && udata->inlen)
-		return -EINVAL;
+	ret = stag_queue_cmd(udata, &cmd, 0, sizeof(cmd));
+	if (ret)
+		return ret;
 	ret = stag_res_charge(&sdev->res, STAG_RES_SRQ);
 	if (ret)
 		return ret;
@@ -70,8 +75,9 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 	spin_lock_init(&srq->lock);
 	srq->user = udata;
 	srq->max_sge = max(init->attr.max_sge, 1U);
-	slots = roundup_pow_of_two(init->attr.max_wr);
-	ret = stag_queue_init(&srq->queue, slots, stag_wqe_recv_slot_size(srq->max_sge));
+	slots = stag_ring_slots(init->attr.max_wr);
+	ret = stag_queue_init_mem(&srq->queue, slots, stag_wqe_recv_slot_size(srq->max_sge),
+				  &cmd.ring);
 	if (ret)
 		goto err_uncharge;
 	srq->max_wr = slots;
@@ -141,24 +147,23 @@ static int srq_swap_ring(struct stag_srq *srq, struct stag_queue *nq, u32 max_wr
 }
 
 /*
- * A new ring for @max_wr receives, shared with the user's process, which
- * is told where it is at the address its command names.
+ * A new ring for @max_wr receives, in memory the command brings or shared
+ * with the user's process, which is told where it is at the address its
+ * command names.
  */
 static int srq_new_ring(struct stag_srq *srq, struct stag_queue *nq, u32 max_wr,
 			struct ib_udata *udata)
 {
-	struct stag_modify_srq_cmd cmd = {};
+	struct stag_modify_srq_cmd cmd;
 	struct stag_srq_ring ring = {};
 	int ret;
 
-	if (srq->user) {
-		if (!udata || udata->inlen < sizeof(cmd))
-			return -EINVAL;
-		ret = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
-		if (ret)
-			return ret;
-	}
-	ret = stag_queue_init(nq, roundup_pow_of_two(max_wr), srq->queue.slot_size);
+	/* The address to write to is all an older provider sends. */
+	ret = stag_queue_cmd(srq->user ? udata : NULL, &cmd,
+			     srq->user ? sizeof(cmd.ring_addr) : 0, sizeof(cmd));
+	if (ret)
+		return ret;
+	ret = stag_queue_init_mem(nq, stag_ring_slots(max_wr), srq->queue.slot_size, &cmd.ring);
 	if (ret || !srq->user)
 		return ret;
 	ret = stag_queue_share(nq, udata, &ring.offset);
@@ -190,8 +195,9 @@ err_uninit:
  * Return: 0; -EINVAL for a size out of range or smaller than the receives
  * waiting, a limit above the size, or a user resize without the address
  * to write the ring's place to; -EFAULT when that address is not
- * writable; -EIO for a corrupted ring; -ENOMEM. Nothing changes on
- * failure.
+ * writable; -EIO for a corrupted ring; -ENOMEM; for the new ring's memory
+ * the command brings, what stag_queue_init_mem() returns. Nothing changes
+ * on failure.
  */
 int stag_srq_modify(struct ib_srq *ibsrq, struct ib_srq_attr *attr, enum ib_srq_attr_mask mask,
 		    struct ib_udata *udata)

@@ -29,27 +29,32 @@
  * stag_wq_create() - the create_wq verb
  * @pd: the WQ's PD: its receives' keys are checked against it
  * @init: its attributes; max_wr and max_sge are updated to what it got
- * @udata: the user's command
+ * @udata: the user's command; it may bring the ring's memory
+ *	   (struct stag_create_wq_cmd)
  *
  * Return: the WQ; ERR_PTR of -EOPNOTSUPP for a kernel WQ, one of a type
  * other than IB_WQT_RQ, or create flags (VLAN stripping, FCS scatter,
  * delay drop, end padding: stag strips and pads nothing); -EINVAL for
- * sizes out of range, driver data in the command, or when the device has
- * max_wq_type_rq WQs already; -ENOMEM.
+ * sizes out of range, or when the device has max_wq_type_rq WQs already;
+ * -ENOMEM; for the command and its memory, what stag_queue_cmd() and
+ * stag_queue_init_mem() return.
  */
 struct ib_wq *stag_wq_create(struct ib_pd *pd, struct ib_wq_init_attr *init,
 			     struct ib_udata *udata)
 {
 	struct stag_dev *sdev = to_stag_dev(pd->device);
 	struct stag_create_wq_resp resp = {};
+	struct stag_create_wq_cmd cmd;
 	struct stag_wq *wq;
 	int ret;
 
 	if (!udata || init->wq_type != IB_WQT_RQ || init->create_flags)
 		return ERR_PTR(-EOPNOTSUPP);
-	if (init->max_wr < 1 || init->max_wr > STAG_MAX_QP_WR || init->max_sge > STAG_MAX_SGE ||
-	    udata->inlen)
+	if (init->max_wr < 1 || init->max_wr > STAG_MAX_QP_WR || init->max_sge > STAG_MAX_SGE)
 		return ERR_PTR(-EINVAL);
+	ret = stag_queue_cmd(udata, &cmd, 0, sizeof(cmd));
+	if (ret)
+		return ERR_PTR(ret);
 	ret = stag_res_charge(&sdev->res, STAG_RES_WQ);
 	if (ret)
 		return ERR_PTR(ret);
@@ -60,8 +65,8 @@ struct ib_wq *stag_wq_create(struct ib_pd *pd, struct ib_wq_init_attr *init,
 	}
 	mutex_init(&wq->mutex);
 	wq->max_sge = max(init->max_sge, 1U);
-	ret = stag_queue_init(&wq->queue, roundup_pow_of_two(init->max_wr),
-			      stag_wqe_recv_slot_size(wq->max_sge));
+	ret = stag_queue_init_mem(&wq->queue, stag_ring_slots(init->max_wr),
+				  stag_wqe_recv_slot_size(wq->max_sge), &cmd.ring);
 	if (ret)
 		goto err_free;
 	/*

@@ -19,17 +19,16 @@ static_assert(sizeof(struct ib_sge) == sizeof(struct stag_sge));
 
 #define SEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | IB_SEND_SOLICITED | IB_SEND_INLINE)
 
+/* The rule is the ABI's: a provider sizes the memory it brings by it. */
 u32 stag_wqe_send_slot_size(u32 max_sge, u32 max_inline)
 {
-	u32 body = max(max_sge * (u32)sizeof(struct stag_sge), max_inline);
-
-	return ALIGN(STAG_SEND_WQE_HDR_SIZE + body, 64);
+	return stag_send_slot_size(max_sge, max_inline);
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_wqe_send_slot_size);
 
 u32 stag_wqe_recv_slot_size(u32 max_sge)
 {
-	return sizeof(struct stag_recv_wqe) + max(max_sge, 1U) * sizeof(struct stag_sge);
+	return stag_recv_slot_size(max_sge);
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_wqe_recv_slot_size);
 
