@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "cq.h"
 #include "stagdv.h"
 #include "wq.h"
 
@@ -115,11 +116,20 @@ err_free:
 	return NULL;
 }
 
+/*
+ * A WQ moved to RESET leaves no completions behind in its CQ, as a QP's
+ * reset does not (and as mlx5's provider does for its WQs): the kernel
+ * produces none for the WQ once the reset has returned.
+ */
 int stag_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 {
 	struct ibv_modify_wq cmd = {};
+	int ret;
 
-	return ibv_cmd_modify_wq(ibwq, attr, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_wq(ibwq, attr, &cmd, sizeof(cmd));
+	if (!ret && (attr->attr_mask & IBV_WQ_ATTR_STATE) && attr->wq_state == IBV_WQS_RESET)
+		stag_cq_clean(ibwq->cq, ibwq->wq_num);
+	return ret;
 }
 
 int stag_destroy_wq(struct ibv_wq *ibwq)

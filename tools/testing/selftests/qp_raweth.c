@@ -1470,14 +1470,16 @@ static void rss_numbers(void)
 	struct end *ea = end_on(IBV_QPT_UD, cq, cq, NULL, false);
 	struct ibv_wq *wq = ea ? wq_new(cq, 4) : NULL;
 	struct end *eb = wq ? end_on(IBV_QPT_UD, cq, cq, NULL, false) : NULL;
-	struct buf *rx = buf_new(RXLEN, LW);
-	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct buf *rx = buf_new(3 * RXLEN, LW);
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET }, err = { .qp_state = IBV_QPS_ERR };
 	struct ibv_qp *a, *b;
+	struct ibv_sge s;
 	struct ibv_wc wc;
 	uint32_t n;
 
 	if (!eb || !rx)
 		return;
+	s = sge_of(rx, 2 * RXLEN, RXLEN);
 	a = ea->qp;
 	b = eb->qp;
 	n = wq->wq_num;
@@ -1491,6 +1493,19 @@ static void rss_numbers(void)
 	t_check(!ibv_modify_qp(a, &reset, IBV_QP_STATE), "a QP on the CQ to RESET");
 	expect_wq_wc(cq, wq, 0, IBV_WC_WR_FLUSH_ERR, &wc,
 		     "the WQ's flush, after a reset of a QP on its CQ");
+
+	/* And the WQ's reset takes its own completions off the CQ, as mlx5's does. */
+	wq_post(wq, rx, 1, RXLEN);
+	t_check(!qp_to_init(b, 0) && !ibv_modify_qp(b, &err, IBV_QP_STATE),
+		"another QP on the CQ through INIT to ERR");
+	if (post_recv(eb, 7, &s, 1)) {
+		t_fail("a receive on the QP in ERR");
+		return;
+	}
+	t_check(!wq_to(wq, IBV_WQS_RESET), "the WQ from ERR to RESET");
+	expect_wc(cq, 7, IBV_WC_WR_FLUSH_ERR, -1, NULL,
+		  "the QP's flush: the WQ's, before it, went with the WQ's reset");
+	expect_none(cq, QUIET_MS, "no completion of the WQ after its reset");
 }
 
 /* rss_doorbell_race's last receive: a wr_id no post of its thread has. */
@@ -1634,7 +1649,7 @@ const struct qp_case raweth_cases[] = {
 	     "receive completes once, in its poster's order, placed whole or flushed blank",
 	     rss_post_race),
 	CASE("rss: a WQ's number is one no QP has, taken in turn with theirs; a reset of a QP "
-	     "sharing its CQ leaves its completions", rss_numbers),
+	     "sharing its CQ leaves its completions, the WQ's reset takes them", rss_numbers),
 	CASE("rss: a WQ whose ring's prod is past its end: a modify EIO, IBV_EVENT_WQ_FATAL, "
 	     "the WQ no longer ready", rss_fatal),
 	CASE("rss: a post's flush doorbell for an ERR gone (the flag stale, or another thread "
