@@ -32,8 +32,14 @@
  * @init: its size
  * @udata: the user's command
  *
- * Return: 0; -EINVAL for more than 2^STAG_MAX_LOG_IND_TBL_SIZE WQs, or
- * when the device has max_rwq_indirection_tables already; -ENOMEM.
+ * stag defines no driver data for the command, and the 6.12 core's
+ * command has none to pass (UAPI_DEF_WRITE_IO_EX, no udata); a core that
+ * passed some on would get -EINVAL, as every other verb without driver
+ * data does.
+ *
+ * Return: 0; -EINVAL for more than 2^STAG_MAX_LOG_IND_TBL_SIZE WQs, driver
+ * data, or when the device has max_rwq_indirection_tables already;
+ * -ENOMEM.
  */
 int stag_rss_create_ind_table(struct ib_rwq_ind_table *ibtbl,
 			      struct ib_rwq_ind_table_init_attr *init, struct ib_udata *udata)
@@ -41,7 +47,7 @@ int stag_rss_create_ind_table(struct ib_rwq_ind_table *ibtbl,
 	struct stag_dev *sdev = to_stag_dev(ibtbl->device);
 	int ret;
 
-	if (init->log_ind_tbl_size > STAG_MAX_LOG_IND_TBL_SIZE)
+	if (init->log_ind_tbl_size > STAG_MAX_LOG_IND_TBL_SIZE || (udata && udata->inlen))
 		return -EINVAL;
 	ret = stag_res_charge(&sdev->res, STAG_RES_RWQ_IND_TBL);
 	if (ret)
