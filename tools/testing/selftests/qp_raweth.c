@@ -1553,8 +1553,8 @@ static void rss_doorbell_race(void)
 	struct stagdv_ring ring;
 	struct ibv_wc wc[DEPTH];
 	uint64_t posted = 0, done = 0;
+	int n, ret, post_err = 0;
 	pthread_t th;
-	int n;
 
 	if (!wq || !a || !tx || !rss_qp(table_new(&wq, 0), RSS_UDP4))
 		return;
@@ -1587,14 +1587,19 @@ static void rss_doorbell_race(void)
 		struct ibv_sge sg = sge_of(rx, 0, RXLEN);
 		struct ibv_recv_wr wr = { .wr_id = posted, .sg_list = &sg, .num_sge = 1 }, *bad;
 
-		/* A full ring waits for the next reset to empty it. */
-		if (!ibv_post_wq_recv(wq, &wr, &bad))
+		/* A full ring waits for the next reset to empty it: ENOMEM meanwhile. */
+		ret = ibv_post_wq_recv(wq, &wr, &bad);
+		if (!ret)
 			posted++;
+		else if (ret != ENOMEM || bad != &wr)
+			post_err = ret;
 		while ((n = poll_n(cq, wc, DEPTH, 0)) > 0)
 			done += n;
 	}
 	pthread_join(th, NULL);
 	t_check(!r.err, "ERR, RESET and RDY while another thread posts: %s", strerror(r.err));
+	t_check(!post_err, "a post while the WQ goes round: %s, expected 0 or ENOMEM",
+		strerror(post_err));
 	t_check(wq->state == IBV_WQS_RDY, "the WQ's state %d once the thread is done, "
 		"expected RDY", wq->state);
 	while ((n = poll_n(cq, wc, DEPTH, 100)) > 0)
