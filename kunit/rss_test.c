@@ -166,8 +166,22 @@ static void conf_refused(struct kunit *test)
 		cmd.rx_hash_function = rows[i].fn;
 		cmd.rx_hash_key_len = rows[i].key_len;
 		cmd.reserved[5] = rows[i].reserved;
-		KUNIT_EXPECT_EQ_MSG(test, stag_rss_check_conf(&cmd), rows[i].err, "row %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, stag_rss_check_conf(&cmd, 1), rows[i].err, "row %d", i);
 	}
+
+	/* No field over one WQ: steering without hashing, whatever function and key. */
+	memset(&cmd, 0, sizeof(cmd));
+	KUNIT_EXPECT_EQ(test, stag_rss_check_conf(&cmd, 0), 0);
+	cmd.rx_hash_function = 2;
+	KUNIT_EXPECT_EQ(test, stag_rss_check_conf(&cmd, 0), 0);
+	cmd.reserved[0] = 1;
+	KUNIT_EXPECT_EQ(test, stag_rss_check_conf(&cmd, 0), -EINVAL);
+	cmd.reserved[0] = 0;
+	cmd.rq.addr = 4096;
+	KUNIT_EXPECT_EQ(test, stag_rss_check_conf(&cmd, 0), -EINVAL);
+	cmd.rq.addr = 0;
+	cmd.rx_hash_fields_mask = STAG_RX_HASH_SRC_IPV4;
+	KUNIT_EXPECT_EQ(test, stag_rss_check_conf(&cmd, 0), -EOPNOTSUPP);
 }
 
 static struct kunit_case stag_rss_cases[] = {

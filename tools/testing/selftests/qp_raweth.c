@@ -1101,7 +1101,6 @@ static void rss_refused(void)
 	struct { uint64_t fields; uint8_t fn, key_len; int err; const char *what; } conf[] = {
 		{ RSS_UDP4, tz, 39, EINVAL, "a key of 39 bytes" },
 		{ RSS_UDP4, 2, 40, EOPNOTSUPP, "a function other than Toeplitz" },
-		{ 0, tz, 40, EINVAL, "no field" },
 		{ IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_INNER, tz, 40, EOPNOTSUPP, "inner headers" },
 		{ IBV_RX_HASH_IPSEC_SPI, tz, 40, EOPNOTSUPP, "IPsec SPI" },
 		{ IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV6, tz, 40, EINVAL, "IPv4 with IPv6" },
@@ -1168,6 +1167,49 @@ static void rss_refused(void)
 	expect_blank(rx, "the buffer of another PD's region");
 	ret = wq_to(wq, IBV_WQS_RDY);
 	t_check(ret == EINVAL, "the WQ is in ERR after it: %s", strerror(ret));
+}
+
+/*
+ * No hash field over a table of one WQ is steering without hashing, as
+ * mlx5 takes it: frames of different flows all land in that WQ. Over a
+ * table of two WQs it is EINVAL.
+ */
+static void rss_no_hash(void)
+{
+	struct ibv_cq *cq = cq_new();
+	struct end *a = raw_end();
+	struct ibv_wq *wq = cq ? wq_new(cq, 4) : NULL;
+	struct ibv_wq *two[2] = { wq, wq };
+	struct buf *rx = buf_new(2 * RXLEN, LW), *tx = buf_new(RXLEN, LW);
+	struct ibv_rwq_ind_table *t1, *t2;
+	struct ibv_qp_init_attr_ex qa;
+	struct ibv_wc wc;
+	int i;
+
+	if (!a || !wq || !rx || !tx)
+		return;
+	t1 = table_new(&wq, 0);
+	t2 = table_new(two, 1);
+	if (!t1 || !t2)
+		return;
+	qa = rss_attr(t2, 0);
+	expect_qp_refused(&qa, EINVAL, "no hash field over a table of two WQs");
+	if (!rss_qp(t1, 0) || wq_to(wq, IBV_WQS_RDY))
+		return;
+	for (i = 0; i < 2; i++)
+		wq_post(wq, rx, i, RXLEN);
+	/* Two flows: other destination addresses and ports. */
+	for (i = 0; i < 2; i++) {
+		struct frame f = { .dst = group, .ip = 4, .l4 = IPPROTO_UDP,
+				   .dport = PORT_A + i, .dst_last = 1 + i };
+
+		frame_build((uint8_t *)tx->data, FRAME, &f, 420 + i);
+		send_frame(a, tx, FRAME, 20 + i, IBV_WC_SUCCESS, "a frame, no hash field");
+		if (expect_wq_wc(cq, wq, i, IBV_WC_SUCCESS, &wc, "a frame, no hash field"))
+			expect_bytes((uint8_t *)rx->data + i * RXLEN, tx->data, FRAME,
+				     "the frame in the one WQ");
+	}
+	expect_guards(rx, "the WQ's receives");
 }
 
 struct rss_churn {
@@ -1653,6 +1695,8 @@ const struct qp_case raweth_cases[] = {
 	CASE("rss: two threads post to a WQ while frames arrive and it moves to ERR: every "
 	     "receive completes once, in its poster's order, placed whole or flushed blank",
 	     rss_post_race),
+	CASE("rss: no hash field: every frame to the one WQ of its table; EINVAL over two WQs",
+	     rss_no_hash),
 	CASE("rss: a WQ's number is one no QP has, taken in turn with theirs; a reset of a QP "
 	     "sharing its CQ leaves its completions, the WQ's reset takes them", rss_numbers),
 	CASE("rss: a WQ whose ring's prod is past its end: a modify EIO, IBV_EVENT_WQ_FATAL, "

@@ -73,21 +73,29 @@ int stag_rss_destroy_ind_table(struct ib_rwq_ind_table *ibtbl)
 /**
  * stag_rss_check_conf() - can stag hash as a create_qp command asks
  * @cmd: the command's driver data
+ * @log_size: the log2 of the indirection table's size
+ *
+ * No field over a table of one WQ is steering without hashing, as mlx5
+ * takes it: every frame goes to that WQ, and the function and key are
+ * not used.
  *
  * Return: 0; -EOPNOTSUPP for a function other than Toeplitz, or a field
  * stag cannot hash (inner headers, IPsec SPI); -EINVAL for a key that is
- * not STAG_RX_HASH_KEY_LEN bytes, no field, IPv4 with IPv6 fields, TCP
- * with UDP ports, a reserved byte set, or memory for rings (an RSS QP has
- * none).
+ * not STAG_RX_HASH_KEY_LEN bytes, no field over a table of more than one
+ * WQ, IPv4 with IPv6 fields, TCP with UDP ports, a reserved byte set, or
+ * memory for rings (an RSS QP has none).
  */
-VISIBLE_IF_KUNIT int stag_rss_check_conf(const struct stag_create_qp_cmd *cmd)
+VISIBLE_IF_KUNIT int stag_rss_check_conf(const struct stag_create_qp_cmd *cmd, u32 log_size)
 {
 	u64 f = cmd->rx_hash_fields_mask;
 
+	if (memchr_inv(cmd->reserved, 0, sizeof(cmd->reserved)) || cmd->sq.addr || cmd->rq.addr)
+		return -EINVAL;
+	if (!f && !log_size)
+		return 0;
 	if (cmd->rx_hash_function != STAG_RX_HASH_FUNC_TOEPLITZ || f & ~(u64)STAG_RX_HASH_FIELDS)
 		return -EOPNOTSUPP;
-	if (cmd->rx_hash_key_len != STAG_RX_HASH_KEY_LEN || !f ||
-	    memchr_inv(cmd->reserved, 0, sizeof(cmd->reserved)) || cmd->sq.addr || cmd->rq.addr)
+	if (cmd->rx_hash_key_len != STAG_RX_HASH_KEY_LEN || !f)
 		return -EINVAL;
 	if ((f & (STAG_RX_HASH_SRC_IPV4 | STAG_RX_HASH_DST_IPV4)) &&
 	    (f & (STAG_RX_HASH_SRC_IPV6 | STAG_RX_HASH_DST_IPV6)))
@@ -114,7 +122,7 @@ struct stag_rss *stag_rss_create(struct ib_rwq_ind_table *tbl,
 	struct stag_rss *rss;
 	int ret;
 
-	ret = stag_rss_check_conf(cmd);
+	ret = stag_rss_check_conf(cmd, tbl->log_ind_tbl_size);
 	if (ret)
 		return ERR_PTR(ret);
 	rss = kzalloc(sizeof(*rss), GFP_KERNEL_ACCOUNT);

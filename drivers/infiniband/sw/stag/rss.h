@@ -44,7 +44,7 @@ struct stag_wq *stag_rss_pick(const struct stag_rss *rss, const struct sk_buff *
 #if IS_ENABLED(CONFIG_KUNIT)
 u32 stag_rss_toeplitz(const u8 *key, const u8 *in, unsigned int len);
 u32 stag_rss_hash(const struct stag_rss *rss, const u8 *frame, u32 len);
-int stag_rss_check_conf(const struct stag_create_qp_cmd *cmd);
+int stag_rss_check_conf(const struct stag_create_qp_cmd *cmd, u32 log_size);
 #endif
 
 #endif /* _STAG_RSS_H */
