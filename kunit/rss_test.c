@@ -10,6 +10,7 @@
 #include <linux/etherdevice.h>
 #include <linux/in.h>
 #include <linux/unaligned.h>
+#include <net/ip.h>
 
 #include "../rss.h"
 
@@ -118,6 +119,12 @@ static void hash_frames(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hash_of(IP4 | UDP, p, len), v4[1].with_ports);
 	/* A later fragment has no ports. */
 	len = frame(p, 4, &v4[1], IPPROTO_UDP, 100);
+	KUNIT_EXPECT_EQ(test, hash_of(IP4 | UDP, p, len), v4[1].ip_only);
+	/*
+	 * Nor is the first hashed over its ports (IP_MF, offset 0): every
+	 * fragment of a datagram goes to one WQ, as Microsoft's RSS has it.
+	 */
+	len = frame(p, 4, &v4[1], IPPROTO_UDP, IP_MF);
 	KUNIT_EXPECT_EQ(test, hash_of(IP4 | UDP, p, len), v4[1].ip_only);
 	len = frame(p, 6, &v6[0], IPPROTO_TCP, 0);
 	KUNIT_EXPECT_EQ(test, hash_of(IP6 | TCP, p, len), v6[0].with_ports);

@@ -10,8 +10,9 @@
  * The hash is Toeplitz over the fields the configuration names, in the
  * order NICs and Microsoft's RSS specification use: source address,
  * destination address, source port, destination port. A field the frame
- * lacks (no IPv4 header, a UDP port of a TCP segment, the ports of a
- * later fragment) is left out; a frame with none of them hashes to 0.
+ * lacks (no IPv4 header, a UDP port of a TCP segment, the ports of any
+ * fragment: a later one has none, and the first is hashed as they are)
+ * is left out; a frame with none of them hashes to 0.
  *
  * The configuration comes in the create_qp command's driver data (struct
  * stag_create_qp_cmd), as mlx5's does: the verbs' command has no room for
@@ -194,7 +195,13 @@ VISIBLE_IF_KUNIT u32 stag_rss_hash(const struct stag_rss *rss, const u8 *frame, 
 		n = put(in, n, rss->fields, STAG_RX_HASH_SRC_IPV6, f.ip6.src_ip, 16);
 		n = put(in, n, rss->fields, STAG_RX_HASH_DST_IPV6, f.ip6.dst_ip, 16);
 	}
-	if (f.layers & STAG_FLOW_TCP)
+	/*
+	 * The first fragment of a datagram has its ports, the others not:
+	 * none is hashed over them, so that all go to one WQ.
+	 */
+	if (f.ip4.flags & IB_IPV4_MORE_FRAG)
+		ports = 0;
+	else if (f.layers & STAG_FLOW_TCP)
 		ports = rss->fields & (STAG_RX_HASH_SRC_PORT_TCP | STAG_RX_HASH_DST_PORT_TCP);
 	else if (f.layers & STAG_FLOW_UDP)
 		ports = rss->fields & (STAG_RX_HASH_SRC_PORT_UDP | STAG_RX_HASH_DST_PORT_UDP);
