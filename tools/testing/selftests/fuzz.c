@@ -118,6 +118,7 @@ struct stats {
 	atomic_ulong completions, wc_errors, wc_flushed, junk_rings, flushes, forks, remaps;
 	atomic_ulong attaches, dmabufs, flows, wqs, ind_tables, rss_qps;
 	atomic_ulong xrcds, xrcd_busy, xsrqs, tgts, opened, inis, xrc_posts, xrc_recvs;
+	atomic_ulong parents, ring_allocs, ring_frees;
 	atomic_ulong workers, killed, finished;
 	atomic_uint tgt_qpn[NNUM], srqn[NNUM];
 };
@@ -469,22 +470,79 @@ static bool region_sge(struct world *w, struct ibv_pd *pd, struct ibv_sge *sge, 
 
 /* ---- the verbs ---- */
 
+/*
+ * A parent domain's allocator, for the rings of what is made in it:
+ * memory, none (the create fails ENOMEM), or the kernel's ring.
+ */
+static void *ring_alloc(struct ibv_pd *pd, void *context, size_t size, size_t align,
+			uint64_t type)
+{
+	void *p;
+
+	(void)pd, (void)context, (void)type;
+	if (one_in(8))
+		return NULL;
+	if (one_in(4))
+		return IBV_ALLOCATOR_USE_DEFAULT;
+	if (posix_memalign(&p, align, size))
+		return NULL;
+	atomic_fetch_add(&stats->ring_allocs, 1);
+	return p;
+}
+
+static void ring_free(struct ibv_pd *pd, void *context, void *ptr, uint64_t type)
+{
+	(void)pd, (void)context, (void)type;
+	atomic_fetch_add(&stats->ring_frees, 1);
+	free(ptr);
+}
+
+/*
+ * A parent domain (slot sub 1) over a PD of the table (or a parent, which
+ * is refused), with the allocators above or none: the objects made in it
+ * take their rings from them.
+ */
+static struct ibv_pd *parent_new(struct world *w)
+{
+	struct ibv_parent_domain_init_attr a = {
+		.alloc = ring_alloc, .free = ring_free,
+		.comp_mask = one_in(4) ? 0 : IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS,
+	};
+	struct ibv_pd *pd;
+
+	a.pd = take(w, K_PD, NULL);
+	if (!a.pd)
+		return NULL;
+	pd = made(ibv_alloc_parent_domain(w->ctx, &a));
+	give(w, K_PD, a.pd);
+	if (pd)
+		atomic_fetch_add(&stats->parents, 1);
+	return pd;
+}
+
 static void op_pd(struct world *w)
 {
 	struct ibv_pd *pd;
 
 	if (one_in(2)) {
-		pd = made(ibv_alloc_pd(w->ctx));
-		if (pd && !add(w, K_PD, pd, 0))
+		bool parent = one_in(3);
+
+		pd = parent ? parent_new(w) : made(ibv_alloc_pd(w->ctx));
+		if (pd && !add(w, K_PD, pd, parent))
 			count(ibv_dealloc_pd(pd));
 	} else {
-		pd = remove_one(w, K_PD, NULL);
+		int sub;
+
+		pd = remove_one(w, K_PD, &sub);
 		if (!pd)
 			return;
-		/* EBUSY while its objects live: then it stays. */
+		/*
+		 * EBUSY while its objects live (a PD's) or their rings hold its
+		 * allocator's memory (a parent domain's): then it stays.
+		 */
 		if (ibv_dealloc_pd(pd)) {
 			count(errno);
-			add(w, K_PD, pd, 0);
+			add(w, K_PD, pd, sub);
 		} else {
 			count(0);
 		}
@@ -508,6 +566,23 @@ static bool is_tgt(struct world *w, uint32_t qpn)
 	return found;
 }
 
+/* An extended CQ naming a domain of the table: a parent domain's, or a PD refused EINVAL. */
+static struct ibv_cq *cq_in_parent(struct world *w, int cqe)
+{
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = cqe, .wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+	};
+	struct ibv_cq_ex *cq;
+
+	a.parent_domain = take(w, K_PD, NULL);
+	if (!a.parent_domain)
+		return NULL;
+	cq = made(ibv_create_cq_ex(w->ctx, &a));
+	give(w, K_PD, a.parent_domain);
+	return cq ? ibv_cq_ex_to_cq(cq) : NULL;
+}
+
 static void op_cq(struct world *w)
 {
 	struct ibv_cq *cq;
@@ -515,8 +590,12 @@ static void op_cq(struct world *w)
 
 	switch (rnd(4)) {
 	case 0:
-		cq = made(ibv_create_cq(w->ctx, cqe, NULL, NULL,
-					one_in(8) ? (int)wild32() : 0));
+		if (one_in(3)) {
+			cq = cq_in_parent(w, cqe);
+		} else {
+			cq = made(ibv_create_cq(w->ctx, cqe, NULL, NULL,
+						one_in(8) ? (int)wild32() : 0));
+		}
 		if (cq && !add(w, K_CQ, cq, 0))
 			count(ibv_destroy_cq(cq));
 		break;
@@ -2073,15 +2152,23 @@ static void teardown(struct world *w)
 		{ K_WQ, destroy_wq }, { K_AH, destroy_ah },
 		{ K_MW, dealloc_mw },
 		{ K_MR, dereg_mr }, { K_SRQ, destroy_srq }, { K_CQ, destroy_cq },
-		{ K_PD, dealloc_pd }, { K_XRCD, close_xrcd },
+		{ K_PD, dealloc_pd }, { K_PD, dealloc_pd }, { K_XRCD, close_xrcd },
 	};
 	size_t i;
 	int j;
 
+	/* PDs twice: parent domains (sub 1) first, then the PDs under them. */
 	for (i = 0; i < ARRAY_SIZE(order); i++)
-		for (j = 0; j < NSLOT; j++)
-			if (w->s[order[i].k][j].obj)
-				count(order[i].destroy(w->s[order[i].k][j].obj));
+		for (j = 0; j < NSLOT; j++) {
+			struct slot *s = &w->s[order[i].k][j];
+			bool first = i + 1 < ARRAY_SIZE(order) && order[i].k == K_PD &&
+				     order[i + 1].k == K_PD;
+
+			if (s->obj && (!first || s->sub)) {
+				count(order[i].destroy(s->obj));
+				s->obj = NULL;
+			}
+		}
 	ibv_close_device(w->ctx);
 }
 
@@ -2272,12 +2359,14 @@ int main(int argc, char **argv)
 	       "(EINVAL %lu, ENOMEM %lu, EBUSY %lu, other %lu), %lu completions polled "
 	       "(%lu flushed, %lu other errors), %lu junk rings, %lu FLUSHes, %lu forks, "
 	       "%lu remaps, %lu multicast attaches, %lu dma-buf registrations, %lu flows, "
-	       "%lu WQs, %lu indirection tables, %lu RSS QPs\n",
+	       "%lu WQs, %lu indirection tables, %lu RSS QPs, %lu parent domains, %lu rings in "
+	       "their allocators' memory (%lu freed)\n",
 	       stats->workers, stats->killed, stats->finished, stats->calls, stats->failed,
 	       stats->einval, stats->enomem, stats->ebusy, stats->other_err, stats->completions,
 	       stats->wc_flushed, stats->wc_errors, stats->junk_rings, stats->flushes,
 	       stats->forks, stats->remaps, stats->attaches, stats->dmabufs, stats->flows,
-	       stats->wqs, stats->ind_tables, stats->rss_qps);
+	       stats->wqs, stats->ind_tables, stats->rss_qps, stats->parents, stats->ring_allocs,
+	       stats->ring_frees);
 	printf("# fuzz: XRC objects: %lu domains opened (%lu closes refused EBUSY), %lu XRC SRQs, "
 	       "%lu TGT QPs created and %lu opened by number, %lu INI QPs; %lu INI posts, %lu "
 	       "receives through TGT QPs\n",
