@@ -6,7 +6,10 @@
  *
  * PROCS worker processes (default 3) of THREADS threads each (default 3)
  * run random sequences of every verb stag implements, on objects of their
- * own: PDs, CQs, QPs (RC, UC, UD, Raw Packet; with and without an SRQ)
+ * own: PDs and parent domains over them (whose allocators give rings
+ * their memory, or none, or leave them the kernel's: the objects made in
+ * one, extended CQs naming one, take it), CQs, QPs (RC, UC, UD, Raw
+ * Packet; with and without an SRQ)
  * connected to each other over loopback, flows on any of them (specs of
  * random bytes and sizes, some matching every frame), SRQs, MRs (a third paged on demand, some over
  * the worker's udmabuf, with hostile fds and ranges too), MWs of both
