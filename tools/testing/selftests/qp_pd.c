@@ -1020,6 +1020,75 @@ out:
 }
 
 /*
+ * A child forked after a QP and CQ took their rings from an allocator
+ * fills every byte of its copy of them with 0xff: the kernel's pins keep
+ * the parent's pages the parent's (fork copies a pinned page for the
+ * child), so the parent's receive, send and completion rings work on as
+ * before, and nothing of the child's reaches them.
+ */
+static void parent_rings_fork(void)
+{
+	static struct ring_log log;
+	struct ibv_pd *prot = pd, *parent;
+	struct buf *src = buf_new(LEN, LW), *dst = buf_new(LEN, LW | RW);
+	struct end *a = NULL, *b = end_new(IBV_QPT_RC, NULL, true);
+	struct ibv_cq *cq = NULL;
+	struct ibv_send_wr wr;
+	struct ibv_sge s;
+	int i, status = 0, ret;
+	long pin0;
+	pid_t pid;
+
+	memset(&log, 0, sizeof(log));
+	parent = parent_alloc(&log);
+	if (!parent || !src || !dst || !b)
+		return;
+	pin0 = vmpin_kb();
+	cq = cq_own(parent, 2 * DEPTH);
+	pd = parent;
+	a = cq ? end_on(IBV_QPT_RC, cq, cq, NULL, true) : NULL;
+	pd = prot;
+	if (!a || !pair_connect_default(a, b))
+		goto out;
+	t_check(log.nalloc == 3, "%d allocations for a CQ and a QP, expected 3", log.nalloc);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		t_fail("fork: %s", strerror(errno));
+		goto out;
+	}
+	if (!pid) {
+		for (i = 0; i < log.nalloc; i++)
+			memset(log.r[i].p, 0xff, log.r[i].size);
+		_exit(0);
+	}
+	t_check(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status),
+		"the child that filled its copy of the rings: status %#x", status);
+	for (i = 0; i < log.nalloc; i++)
+		t_check(!((struct stag_queue_ctl *)log.r[i].p)->reserved0[0],
+			"ring %d's control block in the parent untouched by the child", i);
+	if (!send_one(b, a, NULL, cq, src, dst, SEED, "a SEND into a's rings after the fork"))
+		goto out;
+	/* a's send ring and its CQ: a WRITE into the peer's region. */
+	fill(src->data, LEN, SEED + 1);
+	s = sge_of(src, 0, LEN);
+	wr = wr_rdma(2, IBV_WR_RDMA_WRITE, &s, 1, dst, 0);
+	if (!post(a, &wr) && expect_wc(cq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL,
+				       "a WRITE from a's send ring after the fork"))
+		expect_data(dst, SEED + 1, "the WRITE's data");
+	expect_guards(dst, "after the fork");
+out:
+	destroy_end(a, "a");
+	ret = cq ? ibv_destroy_cq(cq) : 0;
+	t_check(!ret, "ibv_destroy_cq: %s", strerror(ret));
+	expect_all_freed(&log, "after the fork");
+	t_check(vmpin_kb() == pin0, "VmPin %ld kB with the objects gone, expected %ld kB",
+		vmpin_kb(), pin0);
+	ret = ibv_dealloc_pd(parent);
+	t_check(!ret, "ibv_dealloc_pd of the parent domain: %s", strerror(ret));
+}
+
+/*
  * create_cq written to the uverbs file by hand, as a process that skips
  * the provider may, naming ring memory the kernel must refuse: not page
  * aligned or shorter than the ring (EINVAL), unmapped or read-only
@@ -1104,6 +1173,8 @@ const struct qp_case pd_cases[] = {
 	  parent_memlock },
 	{ "parent domain allocators: a CQ resized while SENDs complete on it; its memory unmapped",
 	  parent_resize_race },
+	{ "parent domain allocators: a forked child fills its copy of the rings; the parent's work",
+	  parent_rings_fork },
 	{ "ring memory a hand-written create_cq names: unaligned, short, unmapped, read-only",
 	  ring_cmd_hostile },
 	{ NULL }
