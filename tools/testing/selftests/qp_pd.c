@@ -917,6 +917,55 @@ static void parent_memlock(void)
 		code >= 10 && code <= 16 ? why[code] : "killed");
 }
 
+/*
+ * A parent domain whose allocators log into @log, a CQ and an RC QP (a)
+ * made in it, and a peer (b) of the plain PD connected to a; VmPin before
+ * the rings, for ring_pair_end() to compare with.
+ */
+struct ring_pair {
+	struct ring_log *log;
+	struct ibv_pd *parent;
+	struct ibv_cq *cq;
+	struct end *a, *b;
+	long pin0;
+};
+
+static bool ring_pair_new(struct ring_pair *rp, struct ring_log *log)
+{
+	struct ibv_pd *prot = pd;
+
+	memset(log, 0, sizeof(*log));
+	memset(rp, 0, sizeof(*rp));
+	rp->log = log;
+	rp->b = end_new(IBV_QPT_RC, NULL, true);
+	rp->parent = rp->b ? parent_alloc(log) : NULL;
+	if (!rp->parent)
+		return false;
+	rp->pin0 = vmpin_kb();
+	rp->cq = cq_own(rp->parent, 2 * DEPTH);
+	pd = rp->parent;
+	rp->a = rp->cq ? end_on(IBV_QPT_RC, rp->cq, rp->cq, NULL, true) : NULL;
+	pd = prot;
+	return rp->a && pair_connect_default(rp->a, rp->b);
+}
+
+/* Destroys a and the CQ: every piece freed once, VmPin back, the parent domain gone. */
+static void ring_pair_end(struct ring_pair *rp, const char *what)
+{
+	int ret;
+
+	if (!rp->parent)
+		return;
+	destroy_end(rp->a, "a");
+	ret = rp->cq ? ibv_destroy_cq(rp->cq) : 0;
+	t_check(!ret, "ibv_destroy_cq: %s", strerror(ret));
+	expect_all_freed(rp->log, what);
+	t_check(vmpin_kb() == rp->pin0, "%s: VmPin %ld kB with the objects gone, expected %ld kB",
+		what, vmpin_kb(), rp->pin0);
+	ret = ibv_dealloc_pd(rp->parent);
+	t_check(!ret, "ibv_dealloc_pd of the parent domain: %s", strerror(ret));
+}
+
 struct resize_race {
 	struct ibv_cq *cq;
 	atomic_bool stop;
@@ -948,34 +997,23 @@ static void *resize_loop(void *arg)
 static void parent_resize_race(void)
 {
 	static struct ring_log log;
-	struct ibv_pd *prot = pd, *parent;
 	struct buf *src = buf_new(LEN, LW), *dst = buf_new(LEN, LW | RW);
-	struct end *a = NULL, *b = end_new(IBV_QPT_RC, NULL, true);
 	struct resize_race r = { 0 };
-	struct ibv_cq *cq = NULL;
+	struct ring_pair rp = { 0 };
 	struct ring *ring;
 	pthread_t t;
-	long pin0;
-	int i, ret;
+	int i;
 
-	memset(&log, 0, sizeof(log));
-	parent = parent_alloc(&log);
-	if (!parent || !src || !dst || !b)
-		return;
-	pin0 = vmpin_kb();
-	cq = cq_own(parent, 2 * DEPTH);
-	pd = parent;
-	a = cq ? end_on(IBV_QPT_RC, cq, cq, NULL, true) : NULL;
-	pd = prot;
-	if (!a || !pair_connect_default(a, b))
+	if (!src || !dst || !ring_pair_new(&rp, &log))
 		goto out;
-	r.cq = cq;
+	r.cq = rp.cq;
 	if (pthread_create(&t, NULL, resize_loop, &r)) {
 		t_fail("pthread_create");
 		goto out;
 	}
 	for (i = 0; i < RESIZE_LOOPS; i++)
-		if (!send_one(b, a, NULL, cq, src, dst, SEED + i, "a SEND while the CQ is resized"))
+		if (!send_one(rp.b, rp.a, NULL, rp.cq, src, dst, SEED + i,
+			      "a SEND while the CQ is resized"))
 			break;
 	atomic_store(&r.stop, true);
 	pthread_join(t, NULL);
@@ -1002,21 +1040,14 @@ static void parent_resize_race(void)
 		struct ibv_send_wr wr = wr_send(7, &d, 1);
 
 		fill(src->data, LEN, SEED - 1);
-		if (!post_recv(a, 7, &s, 1) && !post(b, &wr) &&
-		    expect_wc(b->scq, 7, IBV_WC_SUCCESS, IBV_WC_SEND, NULL,
+		if (!post_recv(rp.a, 7, &s, 1) && !post(rp.b, &wr) &&
+		    expect_wc(rp.b->scq, 7, IBV_WC_SUCCESS, IBV_WC_SEND, NULL,
 			      "a SEND whose receive completes into unmapped ring memory"))
 			expect_data(dst, SEED - 1, "the receive under the unmapped CQ ring");
 		expect_guards(dst, "the receive under the unmapped CQ ring");
 	}
 out:
-	destroy_end(a, "a");
-	ret = cq ? ibv_destroy_cq(cq) : 0;
-	t_check(!ret, "ibv_destroy_cq: %s", strerror(ret));
-	expect_all_freed(&log, "after the race");
-	t_check(vmpin_kb() == pin0, "VmPin %ld kB with the objects gone, expected %ld kB",
-		vmpin_kb(), pin0);
-	ret = ibv_dealloc_pd(parent);
-	t_check(!ret, "ibv_dealloc_pd of the parent domain: %s", strerror(ret));
+	ring_pair_end(&rp, "after the race");
 }
 
 /*
@@ -1029,26 +1060,14 @@ out:
 static void parent_rings_fork(void)
 {
 	static struct ring_log log;
-	struct ibv_pd *prot = pd, *parent;
 	struct buf *src = buf_new(LEN, LW), *dst = buf_new(LEN, LW | RW);
-	struct end *a = NULL, *b = end_new(IBV_QPT_RC, NULL, true);
-	struct ibv_cq *cq = NULL;
+	struct ring_pair rp = { 0 };
 	struct ibv_send_wr wr;
 	struct ibv_sge s;
-	int i, status = 0, ret;
-	long pin0;
+	int i, status = 0;
 	pid_t pid;
 
-	memset(&log, 0, sizeof(log));
-	parent = parent_alloc(&log);
-	if (!parent || !src || !dst || !b)
-		return;
-	pin0 = vmpin_kb();
-	cq = cq_own(parent, 2 * DEPTH);
-	pd = parent;
-	a = cq ? end_on(IBV_QPT_RC, cq, cq, NULL, true) : NULL;
-	pd = prot;
-	if (!a || !pair_connect_default(a, b))
+	if (!src || !dst || !ring_pair_new(&rp, &log))
 		goto out;
 	t_check(log.nalloc == 3, "%d allocations for a CQ and a QP, expected 3", log.nalloc);
 	fflush(NULL);
@@ -1067,25 +1086,19 @@ static void parent_rings_fork(void)
 	for (i = 0; i < log.nalloc; i++)
 		t_check(!((struct stag_queue_ctl *)log.r[i].p)->reserved0[0],
 			"ring %d's control block in the parent untouched by the child", i);
-	if (!send_one(b, a, NULL, cq, src, dst, SEED, "a SEND into a's rings after the fork"))
+	if (!send_one(rp.b, rp.a, NULL, rp.cq, src, dst, SEED,
+		      "a SEND into a's rings after the fork"))
 		goto out;
 	/* a's send ring and its CQ: a WRITE into the peer's region. */
 	fill(src->data, LEN, SEED + 1);
 	s = sge_of(src, 0, LEN);
 	wr = wr_rdma(2, IBV_WR_RDMA_WRITE, &s, 1, dst, 0);
-	if (!post(a, &wr) && expect_wc(cq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL,
-				       "a WRITE from a's send ring after the fork"))
+	if (!post(rp.a, &wr) && expect_wc(rp.cq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL,
+					  "a WRITE from a's send ring after the fork"))
 		expect_data(dst, SEED + 1, "the WRITE's data");
 	expect_guards(dst, "after the fork");
 out:
-	destroy_end(a, "a");
-	ret = cq ? ibv_destroy_cq(cq) : 0;
-	t_check(!ret, "ibv_destroy_cq: %s", strerror(ret));
-	expect_all_freed(&log, "after the fork");
-	t_check(vmpin_kb() == pin0, "VmPin %ld kB with the objects gone, expected %ld kB",
-		vmpin_kb(), pin0);
-	ret = ibv_dealloc_pd(parent);
-	t_check(!ret, "ibv_dealloc_pd of the parent domain: %s", strerror(ret));
+	ring_pair_end(&rp, "after the fork");
 }
 
 /*
