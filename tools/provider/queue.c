@@ -91,17 +91,26 @@ int stag_queue_alloc(struct stag_queue *q, struct ibv_pd *pd, uint64_t res_type,
  *
  * A ring in a parent domain's memory is replaced by one in memory from
  * the same allocator; one in the kernel's memory by one of the kernel's.
+ * Another thread may be replacing @q's ring meanwhile: what it is now is
+ * read under @q's lock, which a replacement holds, and the allocator is
+ * called without it.
  *
  * Return: as stag_queue_alloc().
  */
-int stag_queue_alloc_next(const struct stag_queue *q, struct stag_queue *next,
-			  uint32_t num_slots, uint32_t slot_size, struct stag_ring_mem *mem)
+int stag_queue_alloc_next(struct stag_queue *q, struct stag_queue *next, uint32_t num_slots,
+			  uint32_t slot_size, struct stag_ring_mem *mem)
 {
+	struct stag_pd *parent;
+	uint64_t type;
+
 	memset(mem, 0, sizeof(*mem));
-	if (!q->mem)
+	pthread_spin_lock(&q->lock);
+	parent = q->mem ? q->parent : NULL;
+	type = q->res_type;
+	pthread_spin_unlock(&q->lock);
+	if (!parent)
 		return 0;
-	return stag_queue_alloc(next, &q->parent->ibv_pd, q->res_type, num_slots, slot_size,
-				mem);
+	return stag_queue_alloc(next, &parent->ibv_pd, type, num_slots, slot_size, mem);
 }
 
 /**

@@ -56,8 +56,8 @@ static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct stag_sge, lkey),
 
 int stag_queue_alloc(struct stag_queue *q, struct ibv_pd *pd, uint64_t res_type,
 		     uint32_t num_slots, uint32_t slot_size, struct stag_ring_mem *mem);
-int stag_queue_alloc_next(const struct stag_queue *q, struct stag_queue *next,
-			  uint32_t num_slots, uint32_t slot_size, struct stag_ring_mem *mem);
+int stag_queue_alloc_next(struct stag_queue *q, struct stag_queue *next, uint32_t num_slots,
+			  uint32_t slot_size, struct stag_ring_mem *mem);
 void stag_queue_free(struct stag_queue *q);
 int stag_queue_map(struct stag_queue *q, int cmd_fd, uint64_t offset, uint32_t num_slots,
 		   uint32_t slot_size, uint64_t min_slot_size);
