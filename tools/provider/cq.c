@@ -340,6 +340,7 @@ struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 	struct stag_create_cq_ex_resp_full resp = {};
 	struct stag_create_cq_ex_full cmd = {};
 	struct ibv_cq_init_attr_ex kattr;
+	struct ibv_pd *parent;
 	struct stag_cq *cq;
 	size_t cmd_size;
 	int ret;
@@ -360,9 +361,8 @@ struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 	/* libibverbs asks the kernel for timestamps for either clock. */
 	cq->timestamps = attr->wc_flags & TIMESTAMP_WC_FLAGS;
 
-	cmd_size = cq_ring_alloc(cq,
-				 attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD ? attr->parent_domain : NULL,
-				 attr->cqe, sizeof(cmd.ibv_cmd), &cmd.drv);
+	parent = attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD ? attr->parent_domain : NULL;
+	cmd_size = cq_ring_alloc(cq, parent, attr->cqe, sizeof(cmd.ibv_cmd), &cmd.drv);
 	if (!cmd_size) {
 		free(cq);
 		return NULL;
