@@ -30,15 +30,6 @@
 #include "queue.h"
 #include "verbs.h"
 
-/**
- * stag_queue_init() - allocate an empty ring
- * @q: the queue
- * @num_slots: a power of two, at least 1
- * @slot_size: bytes per slot
- *
- * Return: 0, -EINVAL for a bad geometry or more than STAG_QUEUE_MAX_SIZE
- * bytes, or -ENOMEM.
- */
 /* The bytes a ring takes, page aligned, or 0 for a geometry refused. */
 static size_t queue_size(u32 num_slots, u32 slot_size)
 {
@@ -65,6 +56,15 @@ static void queue_set(struct stag_queue *q, void *ctl, u32 num_slots, u32 slot_s
 	q->size = size;
 }
 
+/**
+ * stag_queue_init() - allocate an empty ring
+ * @q: the queue
+ * @num_slots: a power of two, at least 1
+ * @slot_size: bytes per slot
+ *
+ * Return: 0, -EINVAL for a bad geometry or more than STAG_QUEUE_MAX_SIZE
+ * bytes, or -ENOMEM.
+ */
 int stag_queue_init(struct stag_queue *q, u32 num_slots, u32 slot_size)
 {
 	size_t size = queue_size(num_slots, slot_size);
