@@ -51,21 +51,34 @@ static_assert(offsetof(struct stag_create_cq_resp_full, drv) ==
 static_assert(offsetof(struct stag_create_cq_ex_resp_full, drv) ==
 	      sizeof(struct ib_uverbs_ex_create_cq_resp), "padding before the udata");
 
-/* The slot layouts are ABI: 48 bytes, and 64 with the two clocks. */
+/* The slot layouts are ABI: 48 bytes, 64 with the two clocks, 80 with a tag. */
 static_assert(sizeof(struct stag_cqe) == 48, "stag_cqe size");
 static_assert(sizeof(struct stag_cqe_ts) == 64 &&
 	      offsetof(struct stag_cqe_ts, completion_ts) == 48, "stag_cqe_ts layout");
+static_assert(sizeof(struct stag_cqe_tm) == 80 && offsetof(struct stag_cqe_tm, tag) == 64,
+	      "stag_cqe_tm layout");
 
 /* The kernel's completion flags are those of struct ibv_wc. */
 #define SAME_VALUE(_ibv, _stag) static_assert((int)(_ibv) == (int)(_stag), #_ibv)
 SAME_VALUE(IBV_WC_GRH, STAG_WC_GRH);
 SAME_VALUE(IBV_WC_WITH_IMM, STAG_WC_WITH_IMM);
 SAME_VALUE(IBV_WC_WITH_INV, STAG_WC_WITH_INV);
+SAME_VALUE(IBV_WC_TM_SYNC_REQ, STAG_WC_TM_SYNC_REQ);
+SAME_VALUE(IBV_WC_TM_MATCH, STAG_WC_TM_MATCH);
+SAME_VALUE(IBV_WC_TM_DATA_VALID, STAG_WC_TM_DATA_VALID);
+SAME_VALUE(IBV_WC_TM_ADD, STAG_WC_TM_ADD);
+SAME_VALUE(IBV_WC_TM_DEL, STAG_WC_TM_DEL);
+SAME_VALUE(IBV_WC_TM_SYNC, STAG_WC_TM_SYNC);
+SAME_VALUE(IBV_WC_TM_RECV, STAG_WC_TM_RECV);
+SAME_VALUE(IBV_WC_TM_NO_TAG, STAG_WC_TM_NO_TAG);
+SAME_VALUE(IBV_WC_TM_ERR, STAG_WC_TM_ERR);
+SAME_VALUE(IBV_WC_TM_RNDV_INCOMPLETE, STAG_WC_TM_RNDV_INCOMPLETE);
 
-/* The fields a stag_cqe carries, and stag_cqe_ts's clocks. */
+/* The fields a stag_cqe carries, stag_cqe_ts's clocks and stag_cqe_tm's tag. */
 #define TIMESTAMP_WC_FLAGS	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
 				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
-#define SUPPORTED_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | TIMESTAMP_WC_FLAGS)
+#define SUPPORTED_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | TIMESTAMP_WC_FLAGS | \
+				 IBV_WC_EX_WITH_TM_INFO)
 
 static inline struct stag_cq *ex_to_stag_cq(struct ibv_cq_ex *cq)
 {
@@ -83,9 +96,11 @@ static void cq_undo_create(struct stag_cq *cq)
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 }
 
-/* What a slot must hold: a kernel without timestamps refused the create. */
+/* What a slot must hold: a kernel without timestamps or tags refused the create. */
 static size_t cqe_size(const struct stag_cq *cq)
 {
+	if (cq->tm)
+		return sizeof(struct stag_cqe_tm);
 	return cq->timestamps ? sizeof(struct stag_cqe_ts) : sizeof(struct stag_cqe);
 }
 
@@ -183,6 +198,12 @@ static bool take_cqe(struct stag_cq *cq)
 
 		cq->cur_ts = t->completion_ts;
 		cq->cur_wallclock_ns = t->wallclock_ns;
+	}
+	if (cq->tm) {
+		const struct stag_cqe_tm *t = (const struct stag_cqe_tm *)cqe;
+
+		cq->cur_tag = t->tag;
+		cq->cur_priv = t->priv;
 	}
 	stag_queue_cons_advance(&cq->queue);
 	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
@@ -282,6 +303,14 @@ static uint64_t cq_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
 	return ex_to_stag_cq(ibcq)->cur_wallclock_ns;
 }
 
+static void cq_read_tm_info(struct ibv_cq_ex *ibcq, struct ibv_wc_tm_info *tm_info)
+{
+	struct stag_cq *cq = ex_to_stag_cq(ibcq);
+
+	tm_info->tag = cq->cur_tag;
+	tm_info->priv = cq->cur_priv;
+}
+
 static void cq_set_ex_ops(struct ibv_cq_ex *cq)
 {
 	cq->start_poll = cq_start_poll;
@@ -299,6 +328,7 @@ static void cq_set_ex_ops(struct ibv_cq_ex *cq)
 	cq->read_dlid_path_bits = cq_read_dlid_path_bits;
 	cq->read_completion_ts = cq_read_completion_ts;
 	cq->read_completion_wallclock_ns = cq_read_completion_wallclock_ns;
+	cq->read_tm_info = cq_read_tm_info;
 }
 
 /*
@@ -318,8 +348,9 @@ static bool cq_attr_supported(const struct ibv_cq_init_attr_ex *attr)
 
 /*
  * Memory for the ring of a CQ of @cqe completions from @pd's allocator, if
- * it is a parent domain that has one; the command carries it (and has a
- * driver tail) only then. Return: the command's size, or 0 with errno set.
+ * it is a parent domain that has one; the command has a driver tail only
+ * for such memory or for tag matching slots. Return: the command's size,
+ * or 0 with errno set.
  */
 static size_t cq_ring_alloc(struct stag_cq *cq, struct ibv_pd *pd, uint32_t cqe,
 			    size_t cmd_size, struct stag_create_cq_cmd *drv)
@@ -332,7 +363,9 @@ static size_t cq_ring_alloc(struct stag_cq *cq, struct ibv_pd *pd, uint32_t cqe,
 		errno = ret;
 		return 0;
 	}
-	return drv->ring.addr ? cmd_size + sizeof(*drv) : cmd_size;
+	if (cq->tm)
+		drv->flags = STAG_CQ_TM_INFO;
+	return drv->ring.addr || drv->flags ? cmd_size + sizeof(*drv) : cmd_size;
 }
 
 struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
@@ -360,6 +393,7 @@ struct ibv_cq_ex *stag_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_
 		return NULL;
 	/* libibverbs asks the kernel for timestamps for either clock. */
 	cq->timestamps = attr->wc_flags & TIMESTAMP_WC_FLAGS;
+	cq->tm = attr->wc_flags & IBV_WC_EX_WITH_TM_INFO;
 
 	parent = attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD ? attr->parent_domain : NULL;
 	cmd_size = cq_ring_alloc(cq, parent, attr->cqe, sizeof(cmd.ibv_cmd), &cmd.drv);

@@ -13,9 +13,12 @@ struct stag_cq {
 	struct verbs_cq vcq;
 	struct stag_queue queue;
 	bool timestamps;	/* slots are struct stag_cqe_ts */
+	bool tm;		/* slots are struct stag_cqe_tm */
 	struct stag_cqe cur;	/* the completion an extended poll is at */
 	uint64_t cur_ts;	/* and, with timestamps, its two clocks */
 	uint64_t cur_wallclock_ns;
+	uint64_t cur_tag;	/* and, with tag matching, its tag and app_ctx */
+	uint32_t cur_priv;
 };
 
 static inline struct stag_cq *to_stag_cq(struct ibv_cq *cq)

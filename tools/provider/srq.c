@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * stag libibverbs provider: shared receive queues, basic and XRC alike.
- * Receives are written into the SRQ's ring and published; the kernel
- * takes them as messages arrive, so posting never makes a system call.
+ * stag libibverbs provider: shared receive queues, basic, XRC and tag
+ * matching alike. Receives are written into the SRQ's ring and published;
+ * the kernel takes them as messages arrive, so posting never makes a
+ * system call. A tag matching SRQ's list operations do, one each: the
+ * kernel matches messages against the list as they arrive, and produces
+ * the operations' completions into the SRQ's CQ.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "srq.h"
 #include "stagdv.h"
@@ -113,9 +117,10 @@ struct ibv_srq *stag_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *att
 }
 
 /*
- * ibv_create_srq_ex() comes here for an XRC SRQ, and for a basic one with
- * more in its comp_mask than a PD; the ring and the udata are a basic
- * SRQ's either way. Tag matching SRQs stag has not. Unlike
+ * ibv_create_srq_ex() comes here for XRC and tag matching SRQs, and for a
+ * basic one with more in its comp_mask than a PD; the ring and the udata
+ * are a basic SRQ's in every case. A tag matching SRQ's operations
+ * complete as they are posted, so any max_ops is met. Unlike
  * ibv_create_srq(), libibverbs fills nothing in after this returns.
  */
 struct ibv_srq *stag_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
@@ -127,8 +132,14 @@ struct ibv_srq *stag_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_
 	int ret;
 
 	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC &&
-	    attr->srq_type != IBV_SRQT_XRC) {
+	    attr->srq_type != IBV_SRQT_XRC && attr->srq_type != IBV_SRQT_TM) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* libibverbs would send the domain's handle, which the kernel ignores for this type. */
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type == IBV_SRQT_TM &&
+	    (attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD)) {
+		errno = EINVAL;
 		return NULL;
 	}
 
@@ -155,6 +166,7 @@ struct ibv_srq *stag_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_
 	}
 	srq->vsrq.srq.srq_context = attr->srq_context;
 	srq->vsrq.srq.pd = attr->pd;
+	srq->tm = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type == IBV_SRQT_TM;
 	return &srq->vsrq.srq;
 }
 
@@ -236,4 +248,60 @@ int stag_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	struct stag_srq *srq = to_stag_srq(ibsrq);
 
 	return stag_queue_post_recv(&srq->queue, srq->max_sge, wr, bad_wr);
+}
+
+/* An operation as the kernel takes it; false for more elements than it holds. */
+static bool op_from_wr(const struct ibv_ops_wr *wr, struct stag_srq_op *op)
+{
+	int i;
+
+	memset(op, 0, sizeof(*op));
+	op->wr_id = wr->wr_id;
+	op->opcode = wr->opcode;
+	op->flags = wr->flags;
+	op->unexpected_cnt = wr->tm.unexpected_cnt;
+	op->handle = wr->tm.handle;
+	if (wr->opcode != IBV_WR_TAG_ADD)
+		return true;
+	if (wr->tm.add.num_sge < 0 || wr->tm.add.num_sge > STAG_TM_MAX_SGE)
+		return false;
+	op->recv_wr_id = wr->tm.add.recv_wr_id;
+	op->tag = wr->tm.add.tag;
+	op->mask = wr->tm.add.mask;
+	op->num_sge = wr->tm.add.num_sge;
+	for (i = 0; i < wr->tm.add.num_sge; i++) {
+		op->sge[i].addr = wr->tm.add.sg_list[i].addr;
+		op->sge[i].length = wr->tm.add.sg_list[i].length;
+		op->sge[i].lkey = wr->tm.add.sg_list[i].lkey;
+	}
+	return true;
+}
+
+/*
+ * ibv_post_srq_ops(): each operation is one command, done when it returns
+ * (an ADD's handle written back into its request); the first that fails
+ * stops the list. EINVAL for an SRQ without tag matching.
+ */
+int stag_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *wr, struct ibv_ops_wr **bad_wr)
+{
+	struct stag_srq *srq = to_stag_srq(ibsrq);
+	struct stag_srq_op op;
+	uint32_t handle;
+	int ret = 0;
+
+	for (; wr; wr = wr->next) {
+		if (!srq->tm || !op_from_wr(wr, &op)) {
+			ret = EINVAL;
+			break;
+		}
+		handle = 0;
+		ret = stag_srq_ops_ioctl(ibsrq, &op, &handle);
+		if (ret)
+			break;
+		if (wr->opcode == IBV_WR_TAG_ADD)
+			wr->tm.handle = handle;
+	}
+	if (ret)
+		*bad_wr = wr;
+	return ret;
 }

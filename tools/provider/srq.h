@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * stag libibverbs provider: shared receive queues, basic and XRC, posted
- * into their ring with no system call.
+ * stag libibverbs provider: shared receive queues, basic, XRC and tag
+ * matching, posted into their ring with no system call.
  */
 #ifndef STAG_SRQ_H
 #define STAG_SRQ_H
@@ -13,6 +13,7 @@ struct stag_srq {
 	struct verbs_srq vsrq;
 	struct stag_queue queue;
 	uint32_t max_sge;
+	bool tm;		/* IBV_SRQT_TM: tag list operations go to the kernel */
 };
 
 static inline struct stag_srq *to_stag_srq(struct ibv_srq *srq)
@@ -28,5 +29,6 @@ int stag_destroy_srq(struct ibv_srq *ibsrq);
 int stag_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 int stag_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
+int stag_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *wr, struct ibv_ops_wr **bad_wr);
 
 #endif /* STAG_SRQ_H */

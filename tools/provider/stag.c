@@ -68,6 +68,7 @@ static const struct verbs_context_ops stag_context_ops = {
 	.post_recv = stag_post_recv,
 	.post_send = stag_post_send,
 	.post_srq_recv = stag_post_srq_recv,
+	.post_srq_ops = stag_post_srq_ops,
 	.query_device_ex = stag_query_device_ex,
 	.query_port = stag_query_port,
 	.query_qp = stag_query_qp,

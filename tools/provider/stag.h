@@ -77,5 +77,6 @@ int stag_dereg_mr(struct verbs_mr *vmr);
 struct ibv_mr *stag_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
 void stag_unimport_mr(struct ibv_mr *mr);
 int stag_query_pd_ioctl(struct ibv_context *ctx, uint32_t pd_handle, uint32_t *pdn);
+int stag_srq_ops_ioctl(struct ibv_srq *srq, const struct stag_srq_op *op, uint32_t *handle);
 
 #endif /* STAG_PROVIDER_H */

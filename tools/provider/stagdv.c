@@ -78,6 +78,29 @@ int stag_query_pd_ioctl(struct ibv_context *ctx, uint32_t pd_handle, uint32_t *p
 	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
 }
 
+struct srq_ops_cmd {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[3];
+};
+
+/*
+ * STAG_METHOD_SRQ_OPS: one tag list operation on a tag matching SRQ; an
+ * ADD's handle in @handle. Return: 0, or an errno.
+ */
+int stag_srq_ops_ioctl(struct ibv_srq *srq, const struct stag_srq_op *op, uint32_t *handle)
+{
+	struct srq_ops_cmd cmd = {};
+
+	cmd.hdr.length = sizeof(cmd);
+	cmd.hdr.object_id = UVERBS_OBJECT_SRQ;
+	cmd.hdr.method_id = STAG_METHOD_SRQ_OPS;
+	cmd.hdr.num_attrs = 3;
+	set_attr(&cmd.attrs[0], STAG_ATTR_SRQ_OPS_HANDLE, 0, srq->handle);
+	set_attr(&cmd.attrs[1], STAG_ATTR_SRQ_OPS_OP, sizeof(*op), (uintptr_t)op);
+	set_attr(&cmd.attrs[2], STAG_ATTR_SRQ_OPS_RESP_HANDLE, sizeof(*handle), (uintptr_t)handle);
+	return ioctl(srq->context->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+}
+
 /* Return: 0 with the new handle and keys in @vmr, or an errno. */
 static int reg_shared_mr_ioctl(struct ibv_mr *src, struct ibv_pd *pd, uint64_t iova,
 			       int access, struct verbs_mr *vmr)

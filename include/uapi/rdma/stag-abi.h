@@ -45,6 +45,21 @@ enum stag_pd_methods {
 	STAG_METHOD_QUERY_PD = (1U << UVERBS_ID_NS_SHIFT),
 };
 
+/* Methods added to UVERBS_OBJECT_SRQ. */
+enum stag_srq_methods {
+	STAG_METHOD_SRQ_OPS = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+/*
+ * STAG_METHOD_SRQ_OPS: one tag list operation (ibv_post_srq_ops) on a tag
+ * matching SRQ, a struct stag_srq_op; an ADD's handle comes back.
+ */
+enum stag_srq_ops_attrs {
+	STAG_ATTR_SRQ_OPS_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	STAG_ATTR_SRQ_OPS_OP,			/* struct stag_srq_op in */
+	STAG_ATTR_SRQ_OPS_RESP_HANDLE,		/* u32 out */
+};
+
 /*
  * STAG_METHOD_QUERY_PD: a PD of the context by its handle, as a process
  * that imported the context (ibv_import_pd) learns it; ENOENT for a
@@ -278,10 +293,39 @@ struct stag_cqe_ts {
 	__aligned_u64 wallclock_ns;
 };
 
+/*
+ * The slot of a CQ created with STAG_CQ_TM_INFO: a stag_cqe_ts (its clocks
+ * written only for a CQ with timestamps), then a tag matching completion's
+ * tag and the app_ctx of its header, as ibv_wc_read_tm_info() reads them.
+ */
+struct stag_cqe_tm {
+	struct stag_cqe_ts ts;
+	__aligned_u64 tag;
+	__u32 priv;
+	__u32 reserved;
+};
+
 enum stag_wc_flags {
 	STAG_WC_GRH = 1 << 0,
 	STAG_WC_WITH_IMM = 1 << 1,
 	STAG_WC_WITH_INV = 1 << 3,
+	STAG_WC_TM_SYNC_REQ = 1 << 4,
+	STAG_WC_TM_MATCH = 1 << 5,
+	STAG_WC_TM_DATA_VALID = 1 << 6,
+};
+
+/* Tag matching completions: enum ibv_wc_opcode and ibv_wc_status values. */
+enum stag_wc_tm_opcode {
+	STAG_WC_TM_ADD = 130,
+	STAG_WC_TM_DEL,
+	STAG_WC_TM_SYNC,
+	STAG_WC_TM_RECV,
+	STAG_WC_TM_NO_TAG,
+};
+
+enum stag_wc_tm_status {
+	STAG_WC_TM_ERR = 22,
+	STAG_WC_TM_RNDV_INCOMPLETE,
 };
 
 /*
@@ -290,6 +334,13 @@ enum stag_wc_flags {
  */
 struct stag_create_cq_cmd {
 	struct stag_ring_mem ring;
+	__u32 flags;		/* STAG_CQ_*; 0 in a resize */
+	__u32 reserved;
+};
+
+enum stag_cq_flags {
+	/* Slots are struct stag_cqe_tm (IBV_WC_EX_WITH_TM_INFO). */
+	STAG_CQ_TM_INFO = 1 << 0,
 };
 
 /* Driver tails of the create responses. */
@@ -384,6 +435,38 @@ struct stag_create_srq_resp {
 struct stag_modify_srq_cmd {
 	__aligned_u64 ring_addr;
 	struct stag_ring_mem ring;	/* the new ring's memory, if the provider's */
+};
+
+/*
+ * Tag matching (IB_SRQT_TM). A tag list operation: opcode and flags are
+ * the values of enum ibv_ops_wr_opcode and enum ibv_ops_flags; an ADD
+ * brings num_sge (at most the device's tm_caps.max_sge) elements in sge.
+ */
+enum stag_tm_op {
+	STAG_TM_OP_ADD,
+	STAG_TM_OP_DEL,
+	STAG_TM_OP_SYNC,
+};
+
+enum stag_tm_op_flags {
+	STAG_TM_OPS_SIGNALED = 1 << 0,
+	STAG_TM_OPS_SYNC = 1 << 1,
+};
+
+#define STAG_TM_MAX_SGE		4
+
+struct stag_srq_op {
+	__aligned_u64 wr_id;
+	__aligned_u64 recv_wr_id;
+	__aligned_u64 tag;
+	__aligned_u64 mask;
+	__u32 opcode;		/* STAG_TM_OP_* */
+	__u32 flags;		/* STAG_TM_OPS_* */
+	__u32 unexpected_cnt;
+	__u32 handle;		/* DEL: what the ADD returned */
+	__u32 num_sge;
+	__u32 reserved;
+	struct stag_sge sge[STAG_TM_MAX_SGE];
 };
 
 struct stag_srq_ring {

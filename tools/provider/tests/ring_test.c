@@ -107,6 +107,7 @@ int ibv_cmd_create_cq_ex(struct ibv_context *context, const struct ibv_cq_init_a
 			 uint32_t cmd_flags)
 {
 	struct stag_create_cq_resp *drv = (void *)(resp + 1);
+	const struct stag_create_cq_cmd *tail = (const void *)(cmd + 1);
 
 	if (resp_size < sizeof(*resp) + sizeof(*drv))
 		abort();
@@ -117,6 +118,10 @@ int ibv_cmd_create_cq_ex(struct ibv_context *context, const struct ibv_cq_init_a
 	drv->slot_size = cq_attr->wc_flags & (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
 					      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK) &&
 			 !cq_ts_slots_short ? sizeof(struct stag_cqe_ts) : sizeof(struct stag_cqe);
+	/* And the tag's slots when the driver tail asks. */
+	if (cmd_size >= sizeof(*cmd) + sizeof(*tail) && tail->flags & STAG_CQ_TM_INFO &&
+	    !cq_ts_slots_short)
+		drv->slot_size = sizeof(struct stag_cqe_tm);
 	drv->offset = ring_alloc(drv->num_slots, drv->slot_size);
 	return 0;
 }
@@ -1010,7 +1015,10 @@ static void xrc_ini_reset_without_recv_cq(void)
 	check(!stag_destroy_cq(cq), "destroy_cq");
 }
 
-/* create_srq_ex: XRC and basic SRQs on a basic SRQ's ring; tag matching refused. */
+/*
+ * create_srq_ex: XRC, basic and tag matching SRQs on a basic SRQ's ring;
+ * tag matching naming an XRC domain refused.
+ */
 static void srq_ex_types(void)
 {
 	struct verbs_xrcd xrcd = { .xrcd.context = ctx, .handle = 3 };
@@ -1047,8 +1055,27 @@ static void srq_ex_types(void)
 		check(!stag_destroy_srq(srq), "destroy basic SRQ");
 
 	attr.srq_type = IBV_SRQT_TM;
+	errno = 0;
 	srq = stag_create_srq_ex(ctx, &attr);
-	check(!srq && errno == EOPNOTSUPP, "create_srq_ex TM: errno %d", errno);
+	check(!srq && errno == EINVAL, "create_srq_ex TM naming a domain: errno %d", errno);
+	attr.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ |
+			 IBV_SRQ_INIT_ATTR_TM;
+	attr.tm_cap.max_num_tags = 4;
+	srq = stag_create_srq_ex(ctx, &attr);
+	check(srq && to_stag_srq(srq)->tm && stag_queue_mapped(&to_stag_srq(srq)->queue),
+	      "create_srq_ex TM: errno %d", errno);
+	if (srq)
+		check(!stag_destroy_srq(srq), "destroy tag matching SRQ");
+	/* A basic SRQ takes no list operations, without asking the kernel. */
+	attr.srq_type = IBV_SRQT_BASIC;
+	srq = stag_create_srq_ex(ctx, &attr);
+	if (srq) {
+		struct ibv_ops_wr op = { .opcode = IBV_WR_TAG_SYNC }, *obad = NULL;
+
+		check(stag_post_srq_ops(srq, &op, &obad) == EINVAL && obad == &op,
+		      "ops on a basic SRQ");
+		check(!stag_destroy_srq(srq), "destroy basic SRQ");
+	}
 }
 
 static void cq_poll_takes_what_the_kernel_put(void)
@@ -1156,6 +1183,55 @@ static void cq_ex_reads_timestamps(void)
 	errno = 0;
 	check(!stag_create_cq_ex(ctx, &attr) && errno == EPROTO,
 	      "timestamps in 48-byte slots: errno %d", errno);
+	cq_ts_slots_short = false;
+}
+
+/* A tag matching CQ's 80-byte slots: each completion's tag and app_ctx, and its clocks. */
+static void cq_ex_reads_tm_info(void)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 10,
+		.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_cq_ex *cqx = stag_create_cq_ex(ctx, &attr);
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_wc_tm_info ti;
+	struct stag_cqe_tm *t;
+	struct stag_cq *cq;
+	int i, ret;
+
+	check(cqx, "create a tag matching CQ: errno %d", errno);
+	if (!cqx)
+		return;
+	cq = to_stag_cq(ibv_cq_ex_to_cq(cqx));
+	check(cq->queue.slot_size == sizeof(*t), "slot size %u", cq->queue.slot_size);
+	for (i = 0; i < 2; i++) {
+		t = (struct stag_cqe_tm *)cqe_put(cq, 30 + i, IBV_WC_TM_RECV);
+		t->ts.cqe.wc_flags = IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
+		t->ts.completion_ts = 2000 + i;
+		t->tag = 0x1122334455667788ULL + i;
+		t->priv = 0xabc0 + i;
+	}
+	ret = ibv_start_poll(cqx, &pa);
+	ibv_wc_read_tm_info(cqx, &ti);
+	check(!ret && cqx->wr_id == 30 && ibv_wc_read_opcode(cqx) == IBV_WC_TM_RECV &&
+	      ibv_wc_read_wc_flags(cqx) == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) &&
+	      ti.tag == 0x1122334455667788ULL && ti.priv == 0xabc0 &&
+	      ibv_wc_read_completion_ts(cqx) == 2000, "first: %d, tag %#llx", ret,
+	      (unsigned long long)ti.tag);
+	ret = ibv_next_poll(cqx);
+	ibv_wc_read_tm_info(cqx, &ti);
+	check(!ret && cqx->wr_id == 31 && ti.tag == 0x1122334455667789ULL && ti.priv == 0xabc1 &&
+	      ibv_wc_read_completion_ts(cqx) == 2001, "second: %d", ret);
+	ibv_end_poll(cqx);
+	check(!stag_destroy_cq(ibv_cq_ex_to_cq(cqx)), "destroy_cq");
+
+	/* Slots too small for the tag (a kernel that lied): refused, not overrun. */
+	cq_ts_slots_short = true;
+	errno = 0;
+	check(!stag_create_cq_ex(ctx, &attr) && errno == EPROTO,
+	      "tags in 48-byte slots: errno %d", errno);
 	cq_ts_slots_short = false;
 }
 
@@ -1401,6 +1477,7 @@ int main(void)
 	cq_poll_takes_what_the_kernel_put();
 	cq_ex_polls_in_order();
 	cq_ex_reads_timestamps();
+	cq_ex_reads_tm_info();
 	doorbell_leaves_the_ring_alone();
 	mw_alloc_as_the_kernel_answers();
 	bind_mw_posts_a_bind_wqe();

@@ -38,7 +38,7 @@ int qp_cases_main(const char *suite, const char *timeout_env, int limit,
 /* Each part's cases, ending with { NULL }. */
 extern const struct qp_case rc_cases[], err_cases[], xport_cases[], api_cases[],
 	hostile_cases[], atomic_write_cases[], flush_cases[], timestamp_cases[], import_cases[],
-	pd_cases[], mcast_cases[], dmabuf_cases[], xrc_cases[], raweth_cases[];
+	pd_cases[], mcast_cases[], dmabuf_cases[], xrc_cases[], raweth_cases[], tm_cases[];
 
 /* ---- buffers ---- */
 

@@ -8,8 +8,8 @@
  * (qp_api.c); WQEs written straight into the send ring by a hostile
  * process (qp_hostile.c); RDMA Atomic Write (qp_atomic.c); completion
  * timestamps (qp_ts.c); a context shared by import (qp_import.c);
- * parent and thread domains (qp_pd.c); and XRC (qp_xrc.c). Runs in the
- * guest as root.
+ * parent and thread domains (qp_pd.c); XRC (qp_xrc.c); and tag
+ * matching (qp_tm.c). Runs in the guest as root.
  *
  *   qp_test [DEVICE [PATTERN...]]	the cases (whose names contain a
  *					PATTERN), as TAP lines (default stag0)
@@ -499,7 +499,7 @@ int main(int argc, char **argv)
 	const struct qp_case *parts[] = { rc_cases, err_cases, xport_cases, api_cases,
 					  hostile_cases, atomic_write_cases, flush_cases,
 					  timestamp_cases, import_cases, pd_cases, mcast_cases,
-					  dmabuf_cases, xrc_cases, raweth_cases };
+					  dmabuf_cases, xrc_cases, raweth_cases, tm_cases };
 
 	return qp_cases_main("qp", "STAG_QP_TIMEOUT", 30, parts, ARRAY_SIZE(parts), argc, argv);
 }

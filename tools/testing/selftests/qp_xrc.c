@@ -551,7 +551,7 @@ static void xrcd_refused(int fd, int oflags, int err, const char *what)
 
 /*
  * What the verbs refuse: an XRC SRQ without a domain or without a CQ
- * (EINVAL), a tag-matching SRQ (EOPNOTSUPP); a file with no domain yet,
+ * (EINVAL), a tag-matching SRQ naming an XRC domain (EINVAL); a file with no domain yet,
  * opened without O_CREAT (EAGAIN), and its domain opened again with
  * O_EXCL (EINVAL); closing a domain that still has an SRQ or a TGT QP
  * (EBUSY, then it closes); a receive on an INI QP and a send on a TGT QP
@@ -581,7 +581,7 @@ static void xrc_refusals(void)
 	a.srq_type = IBV_SRQT_TM;
 	a.comp_mask |= IBV_SRQ_INIT_ATTR_TM;
 	a.tm_cap.max_num_tags = 1;
-	srq_refused(&a, EOPNOTSUPP, "a tag-matching SRQ");
+	srq_refused(&a, EINVAL, "a tag-matching SRQ naming an XRC domain");
 
 	xrcd_refused(fd, 0, EAGAIN, "a file with no domain, without O_CREAT");
 	if (xrcd_new(fd))

@@ -18,7 +18,7 @@
 /* The largest CQ's ring, of the largest slots, fits what a ring may take. */
 static_assert((STAG_MAX_CQE + 1ULL) * sizeof(struct ib_wc) + STAG_QUEUE_CTL_SIZE <=
 	      STAG_QUEUE_MAX_SIZE);
-static_assert((STAG_MAX_CQE + 1ULL) * sizeof(struct stag_cqe_ts) + STAG_QUEUE_CTL_SIZE <=
+static_assert((STAG_MAX_CQE + 1ULL) * sizeof(struct stag_cqe_tm) + STAG_QUEUE_CTL_SIZE <=
 	      STAG_QUEUE_MAX_SIZE);
 
 /**
@@ -29,13 +29,15 @@ static_assert((STAG_MAX_CQE + 1ULL) * sizeof(struct stag_cqe_ts) + STAG_QUEUE_CT
  *	kernels its udata), or NULL for a kernel CQ
  *
  * A user CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION has
- * struct stag_cqe_ts slots: each completion carries when it was written.
- * Its command may bring the ring's memory (struct stag_create_cq_cmd).
+ * struct stag_cqe_ts slots: each completion carries when it was written;
+ * one whose command asks for STAG_CQ_TM_INFO has struct stag_cqe_tm
+ * slots, which also carry tag matching completions' tags. The command
+ * may bring the ring's memory (struct stag_create_cq_cmd).
  *
  * Return: 0; -EINVAL for 0 or more than STAG_MAX_CQE entries, a bad
  * completion vector, or when the device has max_cq CQs already;
- * -EOPNOTSUPP for other creation flags, or timestamps on a kernel CQ
- * (struct ib_wc has no place for them); -ENOMEM; for the command and the
+ * -EOPNOTSUPP for other creation flags or driver flags, or timestamps on
+ * a kernel CQ (struct ib_wc has no place for them); -ENOMEM; for the command and the
  * memory it brings, what stag_queue_cmd() and stag_queue_init_mem() return.
  */
 int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -57,6 +59,8 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	ret = stag_queue_cmd(udata, &cmd, 0, sizeof(cmd));
 	if (ret)
 		return ret;
+	if (cmd.flags & ~STAG_CQ_TM_INFO || cmd.reserved)
+		return -EOPNOTSUPP;
 	ret = stag_res_charge(&sdev->res, STAG_RES_CQ);
 	if (ret)
 		return ret;
@@ -66,6 +70,8 @@ int stag_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	cq->timestamps = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	if (!cq->user)
 		slot_size = sizeof(struct ib_wc);
+	else if (cmd.flags & STAG_CQ_TM_INFO)
+		slot_size = sizeof(struct stag_cqe_tm);
 	else if (cq->timestamps)
 		slot_size = sizeof(struct stag_cqe_ts);
 	else
@@ -132,7 +138,8 @@ static int cq_swap_ring(struct stag_cq *cq, struct stag_queue *nq, u32 cqe)
  * across the command and maps the new ring after it.
  *
  * Return: 0; -EINVAL for a size out of range or smaller than the number of
- * completions waiting; -ENOMEM; as stag_queue_cmd() and
+ * completions waiting, or driver flags (the slots stay as created);
+ * -ENOMEM; as stag_queue_cmd() and
  * stag_queue_init_mem() for the command. Nothing changes on failure.
  */
 int stag_cq_resize(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata)
@@ -152,6 +159,8 @@ int stag_cq_resize(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata)
 	ret = stag_queue_cmd(udata, &cmd, 0, sizeof(cmd));
 	if (ret)
 		return ret;
+	if (cmd.flags || cmd.reserved)
+		return -EINVAL;
 	slots = stag_ring_slots(cqe + 1);
 	ret = stag_queue_init_mem(&nq, slots, cq->queue.slot_size, &cmd.ring);
 	if (ret)
@@ -241,21 +250,30 @@ VISIBLE_IF_KUNIT void stag_cq_wc_to_cqe(const struct ib_wc *wc, struct stag_cqe 
 EXPORT_SYMBOL_IF_KUNIT(stag_cq_wc_to_cqe);
 
 /*
- * A user CQ's slot; with timestamps, the two clocks as it is written. A
+ * A user CQ's slot; with timestamps, the two clocks as it is written; in
+ * a tag matching slot, @tm's part (zero for a completion without one). A
  * completion of a receive WQ has no QP: @wq_num is its number, 0 for a
  * QP's completion.
  */
-static void cq_write_cqe(struct stag_cq *cq, const struct ib_wc *wc, u32 wq_num, void *slot)
+static void cq_write_cqe(struct stag_cq *cq, const struct ib_wc *wc, const struct stag_cq_tm *tm,
+			 u32 wq_num, void *slot)
 {
-	struct stag_cqe_ts *t = slot;
+	struct stag_cqe_tm *t = slot;
 
 	stag_cq_wc_to_cqe(wc, slot);
 	if (wq_num)
-		t->cqe.qp_num = wq_num;
+		t->ts.cqe.qp_num = wq_num;
+	if (tm)
+		t->ts.cqe.wc_flags |= tm->flags;
+	if (cq->queue.slot_size >= sizeof(*t)) {
+		t->tag = tm ? tm->tag : 0;
+		t->priv = tm ? tm->priv : 0;
+		t->reserved = 0;
+	}
 	if (!cq->timestamps)
 		return;
-	t->completion_ts = ktime_get_ns();
-	t->wallclock_ns = ktime_get_real_ns();
+	t->ts.completion_ts = ktime_get_ns();
+	t->ts.wallclock_ns = ktime_get_real_ns();
 }
 
 static void cq_overflow(struct stag_cq *cq)
@@ -289,7 +307,8 @@ static void cq_notify(struct stag_cq *cq)
 	local_bh_enable();
 }
 
-static int cq_post(struct stag_cq *cq, const struct ib_wc *wc, u32 wq_num, bool solicited)
+static int cq_post(struct stag_cq *cq, const struct ib_wc *wc, const struct stag_cq_tm *tm,
+		   u32 wq_num, bool solicited)
 {
 	unsigned long flags;
 	bool notify, overflow;
@@ -303,7 +322,7 @@ static int cq_post(struct stag_cq *cq, const struct ib_wc *wc, u32 wq_num, bool 
 		return -ENOSPC;
 	}
 	if (cq->user)
-		cq_write_cqe(cq, wc, wq_num, stag_queue_tail(&cq->queue));
+		cq_write_cqe(cq, wc, tm, wq_num, stag_queue_tail(&cq->queue));
 	else
 		memcpy(stag_queue_tail(&cq->queue), wc, sizeof(*wc));
 	stag_queue_push(&cq->queue);
@@ -332,7 +351,25 @@ static int cq_post(struct stag_cq *cq, const struct ib_wc *wc, u32 wq_num, bool 
  */
 int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited)
 {
-	return cq_post(cq, wc, 0, solicited);
+	return cq_post(cq, wc, NULL, 0, solicited);
+}
+
+/**
+ * stag_cq_post_tm() - add a tag matching completion
+ * @cq: a user CQ, as a tag matching SRQ's QPs' and the SRQ's own are
+ * @wc: the completion; its opcode an enum ibv_wc_opcode value
+ * @tm: its flags (STAG_WC_TM_*), and the tag and app_ctx a CQ created
+ *	with STAG_CQ_TM_INFO gives
+ * @solicited: the completion is of a solicited message
+ *
+ * Return: as stag_cq_post(); -EINVAL for a kernel CQ.
+ */
+int stag_cq_post_tm(struct stag_cq *cq, const struct ib_wc *wc, const struct stag_cq_tm *tm,
+		    bool solicited)
+{
+	if (WARN_ON_ONCE(!cq->user))
+		return -EINVAL;
+	return cq_post(cq, wc, tm, 0, solicited);
 }
 
 /**
@@ -348,7 +385,7 @@ int stag_cq_post_wq(struct stag_cq *cq, const struct ib_wc *wc, u32 wq_num)
 {
 	if (WARN_ON_ONCE(!cq->user))
 		return -EINVAL;
-	return cq_post(cq, wc, wq_num, false);
+	return cq_post(cq, wc, NULL, wq_num, false);
 }
 
 /*

@@ -25,7 +25,8 @@
 
 /*
  * User CQs hold struct stag_cqe slots the provider polls (struct
- * stag_cqe_ts with completion timestamps); kernel CQs hold struct ib_wc
+ * stag_cqe_ts with completion timestamps, struct stag_cqe_tm with tag
+ * matching's part); kernel CQs hold struct ib_wc
  * slots stag_cq_poll() hands out.
  */
 struct stag_cq {
@@ -36,6 +37,13 @@ struct stag_cq {
 	bool user;
 	bool timestamps;	/* user slots are struct stag_cqe_ts */
 	bool overflow;		/* a completion was lost: the CQ is in error */
+};
+
+/* A completion's tag matching part, as struct stag_cqe_tm has it. */
+struct stag_cq_tm {
+	u64 tag;
+	u32 priv;
+	u32 flags;		/* STAG_WC_TM_* */
 };
 
 static inline struct stag_cq *to_stag_cq(struct ib_cq *ibcq)
@@ -51,6 +59,8 @@ STAG_DEFINE_RESIZE_CQ(stag_cq_resize)
 int stag_cq_poll(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int stag_cq_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int stag_cq_post(struct stag_cq *cq, const struct ib_wc *wc, bool solicited);
+int stag_cq_post_tm(struct stag_cq *cq, const struct ib_wc *wc, const struct stag_cq_tm *tm,
+		    bool solicited);
 int stag_cq_post_wq(struct stag_cq *cq, const struct ib_wc *wc, u32 wq_num);
 
 #if IS_ENABLED(CONFIG_KUNIT)

@@ -29,6 +29,7 @@
 #include "roce.h"
 #include "rss.h"
 #include "srq.h"
+#include "tm.h"
 #include "uapi.h"
 #include "verbs.h"
 
@@ -157,6 +158,12 @@ static void init_attr(struct stag_dev *sdev)
 	attr->max_srq = sdev->res.max[STAG_RES_SRQ];
 	attr->max_srq_wr = STAG_MAX_QP_WR;
 	attr->max_srq_sge = STAG_MAX_SGE;
+	/* Tag matching SRQs, for RC, rendezvous included (tm.c). */
+	attr->tm_caps.max_rndv_hdr_size = STAG_TM_MAX_RNDV_HDR;
+	attr->tm_caps.max_num_tags = STAG_TM_MAX_TAGS;
+	attr->tm_caps.flags = IB_TM_CAP_RNDV_RC;
+	attr->tm_caps.max_ops = STAG_TM_MAX_OPS;
+	attr->tm_caps.max_sge = STAG_TM_MAX_SGE;
 	attr->max_ah = sdev->res.max[STAG_RES_AH];
 	attr->max_mw = sdev->res.max[STAG_RES_MW];
 	attr->max_mcast_grp = STAG_MAX_MCAST_GRP;

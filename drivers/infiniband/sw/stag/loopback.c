@@ -229,6 +229,10 @@ static void execute(struct stag_qp *qp, struct stag_send *s)
 	handed = hand_over(qp, dst, &msg, &result);
 	if (handed)
 		qp->sq.rnr_timer = READ_ONCE(dst->attr.min_rnr_timer);
+	if (handed && msg.fin_owed) {
+		s->fin_owed = true;
+		s->fin = msg.fin;
+	}
 	stag_qp_put(dst);
 	if (!handed)
 		stag_req_done(qp, s, IB_WC_LOC_PROT_ERR);
@@ -263,8 +267,40 @@ static void loopback_expire(struct stag_qp *qp)
 		execute(qp, s);
 }
 
+/*
+ * The FIN of a rendezvous the peer's tag matching SRQ read: a message of
+ * its header only, from the peer into this QP's receive queue, after this
+ * QP's send has completed, as a wire would order the send's ACK, the
+ * peer's read and its FIN. The QP's resp_mutex is taken under its
+ * sq.mutex, as for a send to itself. A FIN the QP does not take (no
+ * receive posted, or it left RTR) is lost, as its RNR would end on a
+ * wire.
+ */
+static void loopback_fin(struct stag_qp *qp, const struct stag_tmh *tmh)
+{
+	static const struct stag_swqe fin = { .hdr.opcode = IB_WR_SEND };
+	struct stag_qp *peer = find_qp(&qp->dgid, READ_ONCE(qp->attr.dest_qp_num));
+	struct stag_msg msg;
+
+	if (!peer)
+		return;
+	msg = (struct stag_msg) {
+		.src = peer,
+		.wqe = &fin,
+		.local = qp->sq.local,
+		.length = sizeof(*tmh),
+		.src_qpn = peer->ibqp.qp_num,
+	};
+	stag_sgl_init_kbuf(qp->sq.local, tmh, sizeof(*tmh));
+	mutex_lock(&qp->resp_mutex);
+	stag_resp_deliver(qp, &msg);
+	mutex_unlock(&qp->resp_mutex);
+	stag_qp_put(peer);
+}
+
 const struct stag_xport stag_loopback_xport = {
 	.name = "loopback",
 	.start = loopback_start,
 	.expire = loopback_expire,
+	.fin = loopback_fin,
 };

@@ -19,6 +19,7 @@
 #include "roce_resp.h"
 #include "sgl.h"
 #include "srq.h"
+#include "tm.h"
 #include "wqe.h"
 
 #define STAG_MAX_QP		65536
@@ -45,6 +46,9 @@ struct stag_send {
 	u32 last_psn;
 	u32 next_psn;		/* its next packet to send; last_psn + 1 once sent */
 	u64 placed;		/* a read: bytes of its response placed */
+	/* Loopback: a rendezvous it carried was read; the peer's FIN follows its completion. */
+	bool fin_owed;
+	struct stag_tmh fin;
 };
 
 /* Bits in stag_sq.flags. */

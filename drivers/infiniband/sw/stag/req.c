@@ -187,6 +187,9 @@ static void retire(struct stag_qp *qp)
 		sq->head++;
 		stag_queue_release(&sq->queue, sq->queue.index - (sq->tail - sq->head));
 		complete_send(qp, s);
+		if (s->fin_owed && sq->xport->fin)
+			sq->xport->fin(qp, &s->fin);
+		s->fin_owed = false;
 	}
 	if ((s32)(sq->start - sq->head) < 0)
 		sq->start = sq->head;
@@ -227,6 +230,7 @@ static bool fetch(struct stag_qp *qp)
 	s->status = status;
 	s->rd_atomic = false;
 	s->placed = 0;
+	s->fin_owed = false;
 	sq->tail++;
 	return true;
 }

@@ -89,6 +89,29 @@ static int take_recv(struct stag_qp *qp)
 	return ret;
 }
 
+/*
+ * Completes the receive WQE in rq.wqe, with @tm's part for a tag matching
+ * completion. An error moves the QP to the error state, but for a
+ * rendezvous left to software, which is no error of the QP's.
+ */
+static void complete_recv(struct stag_qp *qp, struct ib_wc *wc, const struct stag_cq_tm *tm,
+			  bool solicited)
+{
+	struct stag_cq *cq = qp->xsrq ? to_stag_cq(qp->xsrq->ibsrq.ext.cq) : qp->rcq;
+
+	lockdep_assert_held(&qp->resp_mutex);
+	wc->wr_id = qp->rq.wqe->wr_id;
+	wc->qp = &qp->ibqp;
+	wc->port_num = STAG_PORT_NUM;
+	if (tm)
+		stag_cq_post_tm(cq, wc, tm, solicited);
+	else
+		stag_cq_post(cq, wc, solicited);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
+	    wc->status != (enum ib_wc_status)STAG_WC_TM_RNDV_INCOMPLETE)
+		stag_qp_error(qp);
+}
+
 /**
  * stag_resp_complete_recv() - complete the receive WQE in rq.wqe
  * @qp: the QP, its resp_mutex held
@@ -100,13 +123,7 @@ static int take_recv(struct stag_qp *qp)
  */
 void stag_resp_complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicited)
 {
-	lockdep_assert_held(&qp->resp_mutex);
-	wc->wr_id = qp->rq.wqe->wr_id;
-	wc->qp = &qp->ibqp;
-	wc->port_num = STAG_PORT_NUM;
-	stag_cq_post(qp->xsrq ? to_stag_cq(qp->xsrq->ibsrq.ext.cq) : qp->rcq, wc, solicited);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		stag_qp_error(qp);
+	complete_recv(qp, wc, NULL, solicited);
 }
 
 void stag_resp_recv_error(struct stag_qp *qp, enum ib_wc_status status)
@@ -116,20 +133,13 @@ void stag_resp_recv_error(struct stag_qp *qp, enum ib_wc_status status)
 	stag_resp_complete_recv(qp, &wc, false);
 }
 
-/**
- * stag_resp_get_recv() - take a receive WQE into rq.wqe for a message
- * @qp: the QP, its resp_mutex held
- *
- * What went wrong with the WQE is the receiver's error (a completion, or
- * for a corrupted ring a fatal event) and the requester's NAK.
- *
- * Return: STAG_RESP_ACK with the WQE taken; STAG_RESP_RNR when there is
- * none; STAG_RESP_NAK_OP when it was malformed.
+/*
+ * What went wrong with a receive WQE taken (@ret, as take_recv() says) is
+ * the receiver's error (a completion, or for a corrupted ring a fatal
+ * event) and the requester's NAK.
  */
-enum stag_resp_result stag_resp_get_recv(struct stag_qp *qp)
+static enum stag_resp_result recv_taken(struct stag_qp *qp, int ret)
 {
-	int ret = take_recv(qp);
-
 	if (!ret)
 		return STAG_RESP_ACK;
 	if (ret == -ENOENT)
@@ -139,6 +149,18 @@ enum stag_resp_result stag_resp_get_recv(struct stag_qp *qp)
 	else
 		stag_resp_recv_error(qp, IB_WC_LOC_QP_OP_ERR);
 	return STAG_RESP_NAK_OP;
+}
+
+/**
+ * stag_resp_get_recv() - take a receive WQE into rq.wqe for a message
+ * @qp: the QP, its resp_mutex held
+ *
+ * Return: STAG_RESP_ACK with the WQE taken; STAG_RESP_RNR when there is
+ * none; STAG_RESP_NAK_OP when it was malformed.
+ */
+enum stag_resp_result stag_resp_get_recv(struct stag_qp *qp)
+{
+	return recv_taken(qp, take_recv(qp));
 }
 
 /*
@@ -181,8 +203,12 @@ static void fill_ud_wc(const struct stag_msg *msg, struct ib_wc *wc)
 	wc->sl = msg->av->sl;
 }
 
-/* Places the data of a send into the receive buffers, after the GRH. */
-static enum stag_resp_result place_send(struct stag_qp *dst, struct stag_msg *msg, u32 grh)
+/*
+ * Places the data of a send into the receive buffers, after the GRH; the
+ * first @skip bytes of the message (a tag matching header) stay out.
+ */
+static enum stag_resp_result place_send(struct stag_qp *dst, struct stag_msg *msg, u32 grh,
+					u64 skip)
 {
 	struct stag_dev *sdev = to_stag_dev(dst->ibqp.device);
 	struct stag_rwqe *rwqe = dst->rq.wqe;
@@ -196,7 +222,7 @@ static enum stag_resp_result place_send(struct stag_qp *dst, struct stag_msg *ms
 		stag_resp_recv_error(dst, IB_WC_LOC_PROT_ERR);
 		return STAG_RESP_NAK_OP;
 	}
-	if (grh + msg->length > sgl->length) {
+	if (grh + msg->length - skip > sgl->length) {
 		stag_sgl_release(sgl);
 		stag_resp_recv_error(dst, IB_WC_LOC_LEN_ERR);
 		return STAG_RESP_NAK_INV_REQ;
@@ -207,7 +233,7 @@ static enum stag_resp_result place_send(struct stag_qp *dst, struct stag_msg *ms
 		ret = stag_sgl_write(sgl, 0, hdr, grh);
 	}
 	if (!ret)
-		ret = stag_sgl_copy(sgl, grh, msg->local, 0, msg->length);
+		ret = stag_sgl_copy(sgl, grh, msg->local, skip, msg->length - skip);
 	stag_sgl_release(sgl);
 	if (ret) {
 		stag_resp_recv_error(dst, IB_WC_LOC_PROT_ERR);
@@ -216,23 +242,199 @@ static enum stag_resp_result place_send(struct stag_qp *dst, struct stag_msg *ms
 	return STAG_RESP_ACK;
 }
 
+/* The tag matching SRQ an RC QP's messages go through, or NULL. */
+static struct stag_srq *tm_srq(const struct stag_qp *qp)
+{
+	if (qp->ibqp.qp_type != IB_QPT_RC || !qp->srq || !qp->srq->tm)
+		return NULL;
+	return qp->srq;
+}
+
+/* Whether @qp's sends go through a tag list: an RC QP on a tag matching SRQ. */
+bool stag_resp_is_tm(const struct stag_qp *qp)
+{
+	return tm_srq(qp);
+}
+
+/**
+ * stag_resp_get_recv_tm() - take the buffer of a message to a tag matching SRQ
+ * @qp: an RC QP on one (stag_resp_is_tm()), its resp_mutex held
+ * @tmh: the message's header, copied, or NULL when it is too short for one
+ * @r: what became of the message
+ *
+ * A rendezvous that matched has its first completion here: the match.
+ *
+ * Return: as stag_resp_get_recv().
+ */
+enum stag_resp_result stag_resp_get_recv_tm(struct stag_qp *qp, const struct stag_tmh *tmh,
+					    struct stag_tm_recv *r)
+{
+	enum stag_resp_result res;
+
+	res = recv_taken(qp, stag_srq_take_tm(tm_srq(qp), tmh, qp->rq.wqe, r));
+	if (res == STAG_RESP_ACK && r->matched && r->op == STAG_TMH_RNDV) {
+		struct stag_cq_tm tm = {
+			.tag = r->tag,
+			.priv = r->app_ctx,
+			.flags = STAG_WC_TM_MATCH,
+		};
+		struct ib_wc wc = {
+			.opcode = (enum ib_wc_opcode)STAG_WC_TM_RECV,
+			.src_qp = READ_ONCE(qp->attr.dest_qp_num),
+		};
+
+		complete_recv(qp, &wc, &tm, false);
+	}
+	return res;
+}
+
+/**
+ * stag_resp_complete_tm() - complete a message to a tag matching SRQ
+ * @qp: the QP, its resp_mutex held
+ * @wc: the completion, as a plain receive's would be; its opcode, and a
+ *	rendezvous's status, are set here
+ * @r: what became of the message
+ * @solicited: the message was solicited
+ *
+ * One that matched completes with MATCH and DATA_VALID, its tag and
+ * app_ctx, its data after its TMH; a rendezvous that matched but was not
+ * read as IBV_WC_TM_RNDV_INCOMPLETE, with what follows its TMH (the RVH
+ * first) in the buffer for software to act on; an unexpected one as
+ * TM_RECV without flags, whole in a plain receive; one without a tag as
+ * TM_NO_TAG.
+ */
+void stag_resp_complete_tm(struct stag_qp *qp, struct ib_wc *wc, const struct stag_tm_recv *r,
+			   bool solicited)
+{
+	struct stag_cq_tm tm = {};
+
+	wc->opcode = (enum ib_wc_opcode)STAG_WC_TM_RECV;
+	if (r->matched) {
+		tm.tag = r->tag;
+		tm.priv = r->app_ctx;
+		if (r->op == STAG_TMH_RNDV)
+			wc->status = (enum ib_wc_status)STAG_WC_TM_RNDV_INCOMPLETE;
+		else
+			tm.flags = STAG_WC_TM_MATCH | STAG_WC_TM_DATA_VALID;
+	} else if (r->op != STAG_TMH_EAGER && r->op != STAG_TMH_RNDV) {
+		wc->opcode = (enum ib_wc_opcode)STAG_WC_TM_NO_TAG;
+	}
+	complete_recv(qp, wc, &tm, solicited);
+}
+
+/* The header of a message to a tag matching SRQ, read once from the sender's checked buffers. */
+static enum stag_resp_result get_recv_tm(struct stag_qp *dst, struct stag_msg *msg,
+					 struct stag_tm_recv *r)
+{
+	bool has_tmh = msg->length >= sizeof(struct stag_tmh);
+	struct stag_tmh tmh;
+
+	if (has_tmh && stag_sgl_read(msg->local, 0, &tmh, sizeof(tmh)))
+		return STAG_RESP_NAK_OP;
+	return stag_resp_get_recv_tm(dst, has_tmh ? &tmh : NULL, r);
+}
+
+/*
+ * Reads a rendezvous's data, which @rvh names in the sender's memory,
+ * into the tagged buffer in rq.wqe: a remote read of the sender's region
+ * by the matching QP, through the gate against the sender's table, PD and
+ * QP rights, as an RDMA READ from it would be.
+ */
+static enum ib_wc_status rndv_read(struct stag_qp *dst, const struct stag_msg *msg,
+				   const struct stag_rvh *rvh, u32 len)
+{
+	struct stag_dev *sdev = to_stag_dev(dst->ibqp.device);
+	struct stag_gate_who who = stag_qp_who(dst);
+	struct stag_gate_who src_who = stag_qp_who(msg->src);
+	struct stag_rwqe *rwqe = dst->rq.wqe;
+	int ret;
+
+	if (stag_sgl_build(dst->rq.sgl, &sdev->tpt, &who, rwqe->sge, rwqe->num_sge,
+			   IB_ACCESS_LOCAL_WRITE))
+		return IB_WC_LOC_PROT_ERR;
+	if (!(READ_ONCE(msg->src->attr.qp_access_flags) & IB_ACCESS_REMOTE_READ) ||
+	    stag_sgl_build_one(dst->rq.remote, &to_stag_dev(msg->src->ibqp.device)->tpt, &src_who,
+			       be32_to_cpu(rvh->rkey), be64_to_cpu(rvh->va), len,
+			       IB_ACCESS_REMOTE_READ)) {
+		stag_sgl_release(dst->rq.sgl);
+		return IB_WC_REM_ACCESS_ERR;
+	}
+	ret = stag_sgl_copy(dst->rq.sgl, 0, dst->rq.remote, 0, len);
+	stag_sgl_release(dst->rq.remote);
+	stag_sgl_release(dst->rq.sgl);
+	return ret ? IB_WC_REM_ACCESS_ERR : IB_WC_SUCCESS;
+}
+
+/*
+ * A rendezvous that matched, on loopback: the data it names is read into
+ * the tagged buffer, and a second completion says it is there (tag 0, as
+ * mlx5's); a read refused is the QP's error. Once the data is in, the
+ * sender is owed a FIN (msg->fin), which its transport delivers after the
+ * send's completion. False, with nothing done, for a request the buffer
+ * cannot take (no RVH, or more data than the buffer holds): the caller
+ * leaves it to software (stag_resp_complete_tm()).
+ */
+static bool do_rndv(struct stag_qp *dst, struct stag_msg *msg, const struct stag_tm_recv *r)
+{
+	struct stag_cq_tm tm = {};
+	struct ib_wc wc = {
+		.opcode = (enum ib_wc_opcode)STAG_WC_TM_RECV,
+		.src_qp = msg->src_qpn,
+	};
+	struct stag_rvh rvh;
+	u32 len;
+
+	if (msg->length < sizeof(struct stag_tmh) + sizeof(rvh) ||
+	    stag_sgl_read(msg->local, sizeof(struct stag_tmh), &rvh, sizeof(rvh)))
+		return false;
+	len = be32_to_cpu(rvh.len);
+	if (len > dst->rq.wqe->length)
+		return false;
+	wc.status = rndv_read(dst, msg, &rvh, len);
+	if (wc.status == IB_WC_SUCCESS) {
+		wc.byte_len = len;
+		tm.flags = STAG_WC_TM_DATA_VALID;
+		msg->fin_owed = true;
+		msg->fin = (struct stag_tmh) {
+			.opcode = STAG_TMH_FIN,
+			.app_ctx = cpu_to_be32(r->app_ctx),
+			.tag = cpu_to_be64(r->tag),
+		};
+	}
+	complete_recv(dst, &wc, &tm, false);
+	return true;
+}
+
+/*
+ * A send: into the next receive, or for an RC QP on a tag matching SRQ
+ * into the tagged buffer its header matches (after that header), else
+ * whole into a plain receive of the SRQ.
+ */
 static enum stag_resp_result do_send(struct stag_qp *dst, struct stag_msg *msg)
 {
 	const struct stag_send_wqe *hdr = &msg->wqe->hdr;
 	u32 grh = is_ud(dst) ? GRH_SIZE : 0;
+	bool tm = stag_resp_is_tm(dst);
+	struct stag_tm_recv r = {};
 	enum stag_resp_result res;
+	u64 skip = 0;
 	struct ib_wc wc = {
 		.opcode = IB_WC_RECV,
 		.src_qp = msg->src_qpn,
-		.byte_len = grh + msg->length,
 	};
 
-	res = stag_resp_get_recv(dst);
+	res = tm ? get_recv_tm(dst, msg, &r) : stag_resp_get_recv(dst);
 	if (res != STAG_RESP_ACK)
 		return res;
-	res = place_send(dst, msg, grh);
+	if (r.matched) {
+		if (r.op == STAG_TMH_RNDV && do_rndv(dst, msg, &r))
+			return STAG_RESP_ACK;
+		skip = sizeof(struct stag_tmh);
+	}
+	res = place_send(dst, msg, grh, skip);
 	if (res != STAG_RESP_ACK)
 		return res;
+	wc.byte_len = grh + msg->length - skip;
 
 	if (hdr->opcode == IB_WR_SEND_WITH_IMM) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
@@ -254,7 +456,10 @@ static enum stag_resp_result do_send(struct stag_qp *dst, struct stag_msg *msg)
 	}
 	if (grh)
 		fill_ud_wc(msg, &wc);
-	stag_resp_complete_recv(dst, &wc, hdr->send_flags & IB_SEND_SOLICITED);
+	if (tm)
+		stag_resp_complete_tm(dst, &wc, &r, hdr->send_flags & IB_SEND_SOLICITED);
+	else
+		stag_resp_complete_recv(dst, &wc, hdr->send_flags & IB_SEND_SOLICITED);
 	return STAG_RESP_ACK;
 }
 

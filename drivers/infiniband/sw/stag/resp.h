@@ -8,6 +8,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "sgl.h"
+#include "tm.h"
 #include "wqe.h"
 
 struct stag_qp;
@@ -32,6 +33,9 @@ struct stag_msg {
 	u32 qkey;			/* UD: the qkey the message carries */
 	u32 xrc_srqn;			/* XRC: the SRQ it names */
 	const struct stag_av *av;	/* UD: its address */
+	/* Set by the responder: a rendezvous was read, and the sender is owed this FIN. */
+	bool fin_owed;
+	struct stag_tmh fin;
 };
 
 enum stag_resp_result stag_resp_deliver(struct stag_qp *dst, struct stag_msg *msg);
@@ -42,6 +46,11 @@ enum stag_resp_result stag_resp_get_recv(struct stag_qp *qp);
 enum stag_resp_result stag_resp_xrc_begin(struct stag_qp *qp, u32 srqn);
 void stag_resp_xrc_end(struct stag_qp *qp);
 void stag_resp_complete_recv(struct stag_qp *qp, struct ib_wc *wc, bool solicited);
+bool stag_resp_is_tm(const struct stag_qp *qp);
+enum stag_resp_result stag_resp_get_recv_tm(struct stag_qp *qp, const struct stag_tmh *tmh,
+					    struct stag_tm_recv *r);
+void stag_resp_complete_tm(struct stag_qp *qp, struct ib_wc *wc, const struct stag_tm_recv *r,
+			   bool solicited);
 void stag_resp_recv_error(struct stag_qp *qp, enum ib_wc_status status);
 enum stag_resp_result stag_resp_get_remote(struct stag_qp *dst, u32 rkey, u64 addr, u64 len,
 					   int access);

@@ -181,36 +181,41 @@ static void grh_of(const struct sk_buff *skb, u8 *grh)
 		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
 }
 
-/* Places @len bytes (a GRH, then the payload) at the message's offset. */
+/*
+ * Places a GRH, then the payload but its first @skip bytes (a tag
+ * matching header), at the message's offset.
+ */
 static enum stag_resp_result place_recv(struct stag_qp *qp, const struct sk_buff *skb,
-					const struct stag_pkt *p, const u8 *grh, u32 grh_len)
+					const struct stag_pkt *p, const u8 *grh, u32 grh_len,
+					u32 skip)
 {
+	u32 paylen = p->paylen - skip;
 	struct stag_roce_resp *rr = &qp->rresp;
 	struct stag_gate_who who = stag_qp_who(qp);
 	struct stag_rwqe *wqe = qp->rq.wqe;
 	struct stag_sgl *sgl = qp->rq.sgl;
 	int ret;
 
-	if (rr->offset + grh_len + p->paylen > wqe->length) {
+	if (rr->offset + grh_len + paylen > wqe->length) {
 		stag_resp_recv_error(qp, IB_WC_LOC_LEN_ERR);
 		rr->have_wqe = false;
 		return STAG_RESP_NAK_INV_REQ;
 	}
-	if (!grh_len && !p->paylen)
+	if (!grh_len && !paylen)
 		return STAG_RESP_ACK;
 	ret = stag_sgl_build_range(sgl, &dev_of(qp)->tpt, &who, wqe->sge, wqe->num_sge,
-				   IB_ACCESS_LOCAL_WRITE, rr->offset, grh_len + p->paylen);
+				   IB_ACCESS_LOCAL_WRITE, rr->offset, grh_len + paylen);
 	if (!ret && grh_len)
 		ret = stag_sgl_write(sgl, 0, grh, grh_len);
 	if (!ret)
-		ret = stag_sgl_copy_skb(sgl, grh_len, skb, p->hlen, p->paylen);
+		ret = stag_sgl_copy_skb(sgl, grh_len, skb, p->hlen + skip, paylen);
 	stag_sgl_release(sgl);
 	if (ret) {
 		stag_resp_recv_error(qp, IB_WC_LOC_PROT_ERR);
 		rr->have_wqe = false;
 		return STAG_RESP_NAK_OP;
 	}
-	rr->offset += grh_len + p->paylen;
+	rr->offset += grh_len + paylen;
 	return STAG_RESP_ACK;
 }
 
@@ -244,8 +249,30 @@ static enum stag_resp_result complete_send(struct stag_qp *qp, const struct stag
 		wc.network_hdr_type = ip_hdr(skb)->version == 4 ? RDMA_NETWORK_IPV4 :
 								   RDMA_NETWORK_IPV6;
 	}
-	stag_resp_complete_recv(qp, &wc, p->se);
+	if (stag_resp_is_tm(qp))
+		stag_resp_complete_tm(qp, &wc, &rr->tm, p->se);
+	else
+		stag_resp_complete_recv(qp, &wc, p->se);
 	return STAG_RESP_ACK;
+}
+
+/*
+ * The receive of a SEND's first packet; at a tag matching SRQ, the one
+ * its header, in that packet, chooses. A rendezvous that matches is not
+ * read on the wire: it completes for software to finish
+ * (stag_resp_complete_tm()).
+ */
+static enum stag_resp_result get_recv(struct stag_qp *qp, const struct sk_buff *skb,
+				      const struct stag_pkt *p)
+{
+	bool has_tmh = p->paylen >= sizeof(struct stag_tmh);
+	struct stag_tmh tmh;
+
+	if (!stag_resp_is_tm(qp))
+		return stag_resp_get_recv(qp);
+	if (has_tmh && skb_copy_bits(skb, p->hlen, &tmh, sizeof(tmh)))
+		return STAG_RESP_NAK_INV_REQ;
+	return stag_resp_get_recv_tm(qp, has_tmh ? &tmh : NULL, &qp->rresp.tm);
 }
 
 /* A packet of a SEND: its part of the receive buffers. */
@@ -256,12 +283,13 @@ static enum stag_resp_result recv_send(struct stag_qp *qp, const struct sk_buff 
 	struct stag_roce_resp *rr = &qp->rresp;
 	enum stag_resp_result res;
 	u8 grh[GRH_SIZE];
+	u32 skip;
 
 	if (!size_ok(qp, p))
 		return STAG_RESP_NAK_INV_REQ;
 	if (p->flags & STAG_PKT_START) {
 		if (!rr->have_wqe) {
-			res = stag_resp_get_recv(qp);
+			res = get_recv(qp, skb, p);
 			if (res != STAG_RESP_ACK)
 				return res;
 			rr->have_wqe = true;
@@ -270,7 +298,10 @@ static enum stag_resp_result recv_send(struct stag_qp *qp, const struct sk_buff 
 	}
 	if (ud)
 		grh_of(skb, grh);
-	res = place_recv(qp, skb, p, grh, ud ? GRH_SIZE : 0);
+	/* A tagged buffer takes what follows the header. */
+	skip = p->flags & STAG_PKT_START && stag_resp_is_tm(qp) && rr->tm.matched ?
+	       sizeof(struct stag_tmh) : 0;
+	res = place_recv(qp, skb, p, grh, ud ? GRH_SIZE : 0, skip);
 	if (res != STAG_RESP_ACK || !(p->flags & STAG_PKT_END))
 		return res;
 	return complete_send(qp, p, ud, skb);

@@ -9,6 +9,7 @@
 
 #include "dedup.h"
 #include "rdres.h"
+#include "tm.h"
 
 struct stag_qp;
 
@@ -32,6 +33,7 @@ struct stag_roce_resp {
 	bool drop_msg;		/* UC: drop until the next FIRST or ONLY */
 	u8 op;			/* the message in progress: its last opcode; 0xff none */
 	bool have_wqe;		/* rq.wqe is the receive of the SEND in progress */
+	struct stag_tm_recv tm;	/* and, at a tag matching SRQ, what it took */
 	u64 offset;		/* bytes of the message in progress placed */
 	u64 va;			/* the WRITE in progress, from its RETH */
 	u32 rkey;

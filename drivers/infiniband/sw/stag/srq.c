@@ -8,6 +8,11 @@
  * created on it: each message to an XRC TGT QP names one by number, and
  * the TGT QP's responder finds it here (stag_srq_get_xrc), in the
  * device's table of SRQ numbers.
+ *
+ * A tag matching SRQ has a tag list (tm.c) beside its ring of plain
+ * receives, and a CQ of its own for the list's operations; a message to
+ * one of its QPs takes a tagged buffer or a plain receive under the
+ * SRQ's lock, in one step (stag_srq_take_tm).
  */
 
 #include <kunit/visibility.h>
@@ -15,6 +20,7 @@
 #include <linux/uaccess.h>
 #include <rdma/stag-abi.h>
 
+#include "cq.h"
 #include "dev.h"
 #include "srq.h"
 
@@ -34,9 +40,11 @@ static int check_attr(const struct ib_srq_attr *attr, u32 max_wr)
  * @udata: the user's command, or NULL; it may bring the ring's memory
  *	   (struct stag_create_srq_cmd)
  *
- * Return: 0; -EOPNOTSUPP for tag-matching SRQs, and for XRC SRQs of the
- * kernel; -EINVAL for sizes out of range, an XRC SRQ without its domain
- * or CQ, or when the device has max_srq SRQs already; -ENOMEM; for the
+ * Return: 0; -EOPNOTSUPP for XRC and tag matching SRQs of the kernel;
+ * -EINVAL for sizes out of range, an XRC SRQ without its domain or CQ, a
+ * tag matching one without its CQ or with 0 or more than
+ * STAG_TM_MAX_TAGS tags, or when the device has max_srq SRQs already;
+ * -ENOMEM; for the
  * command and its memory, what stag_queue_cmd() and
  * stag_queue_init_mem() return.
  */
@@ -54,6 +62,13 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 		if (!udata)
 			return -EOPNOTSUPP;
 		if (!init->ext.xrc.xrcd || !init->ext.cq)
+			return -EINVAL;
+	} else if (init->srq_type == IB_SRQT_TM) {
+		/* ib_post_srq_ops does not exist: no kernel consumer can use one. */
+		if (!udata)
+			return -EOPNOTSUPP;
+		if (!init->ext.cq || !init->ext.tag_matching.max_num_tags ||
+		    init->ext.tag_matching.max_num_tags > STAG_TM_MAX_TAGS)
 			return -EINVAL;
 	} else if (init->srq_type != IB_SRQT_BASIC) {
 		return -EOPNOTSUPP;
@@ -80,6 +95,13 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 				  &cmd.ring);
 	if (ret)
 		goto err_uncharge;
+	if (init->srq_type == IB_SRQT_TM) {
+		srq->tm = stag_tm_alloc(init->ext.tag_matching.max_num_tags, &srq->lock);
+		if (!srq->tm) {
+			ret = -ENOMEM;
+			goto err_uninit_queue;
+		}
+	}
 	srq->max_wr = slots;
 	init->attr.max_wr = slots;
 	init->attr.max_sge = srq->max_sge;
@@ -87,7 +109,7 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 	ret = xa_alloc_cyclic_bh(&sdev->srqs, &srq->srq_num, NULL,
 				 XA_LIMIT(1, STAG_SRQN_MAX), &sdev->srq_next, GFP_KERNEL);
 	if (ret < 0)
-		goto err_uninit_queue;
+		goto err_free_tm;
 	ibsrq->ext.xrc.srq_num = srq->srq_num;
 
 	if (udata) {
@@ -107,6 +129,8 @@ int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct 
 
 err_free_num:
 	xa_erase_bh(&sdev->srqs, srq->srq_num);
+err_free_tm:
+	stag_tm_free(srq->tm);
 err_uninit_queue:
 	stag_queue_uninit(&srq->queue);
 err_uncharge:
@@ -281,6 +305,7 @@ int stag_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata)
 	xa_erase_bh(&sdev->srqs, srq->srq_num);
 	stag_srq_put(srq);
 	wait_for_completion(&srq->released);
+	stag_tm_free(srq->tm);
 	stag_queue_uninit(&srq->queue);
 	stag_res_uncharge(&sdev->res, STAG_RES_SRQ);
 	return 0;
@@ -340,6 +365,20 @@ static int srq_pop(struct stag_srq *srq, struct stag_rwqe *wqe, u32 *left)
 	return ret;
 }
 
+/* Takes the next plain receive; true in *@event when the limit fired. */
+static int srq_take(struct stag_srq *srq, struct stag_rwqe *wqe, bool *event)
+{
+	u32 left = 0;
+	int ret;
+
+	ret = srq_pop(srq, wqe, &left);
+	if (ret != -ENOENT && ret != -EIO && srq->limit && left < srq->limit) {
+		srq->limit = 0;
+		*event = true;
+	}
+	return ret;
+}
+
 /**
  * stag_srq_take() - take the next receive WQE
  * @srq: the SRQ
@@ -352,18 +391,75 @@ int stag_srq_take(struct stag_srq *srq, struct stag_rwqe *wqe)
 {
 	unsigned long flags;
 	bool event = false;
-	u32 left = 0;
 	int ret;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	ret = srq_pop(srq, wqe, &left);
-	if (ret != -ENOENT && ret != -EIO && srq->limit && left < srq->limit) {
-		srq->limit = 0;
-		event = true;
-	}
+	ret = srq_take(srq, wqe, &event);
 	spin_unlock_irqrestore(&srq->lock, flags);
 	if (event)
 		limit_reached(srq);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_srq_take);
+
+/**
+ * stag_srq_take_tm() - the buffer for a message to a tag matching SRQ
+ * @srq: the SRQ, of IB_SRQT_TM
+ * @tmh: the message's header, copied, or NULL when it is too short for one
+ * @wqe: the kernel copy to fill: a tagged buffer or a plain receive
+ * @r: what the message is, and whether it matched
+ *
+ * A message that finds no tagged buffer takes a plain receive whole, and
+ * one that carried a tag is then unexpected. A message that finds no
+ * buffer at all changes nothing: it is retried as any RNR is.
+ *
+ * Return: as stag_srq_take().
+ */
+int stag_srq_take_tm(struct stag_srq *srq, const struct stag_tmh *tmh, struct stag_rwqe *wqe,
+		     struct stag_tm_recv *r)
+{
+	unsigned long flags;
+	bool event = false;
+	int ret = 0;
+
+	stag_tm_classify(tmh, r);
+	spin_lock_irqsave(&srq->lock, flags);
+	if (!stag_tm_match(srq->tm, r, wqe)) {
+		ret = srq_take(srq, wqe, &event);
+		if (!ret)
+			stag_tm_unexpected(srq->tm, r);
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (event)
+		limit_reached(srq);
+	return ret;
+}
+
+/**
+ * stag_srq_tm_op() - a tag list operation (ibv_post_srq_ops)
+ * @srq: the SRQ
+ * @op: the operation, copied from the caller
+ * @handle: an ADD's handle
+ *
+ * The completion goes to the SRQ's CQ under the SRQ's lock, so the
+ * operations' completions come in the order they were done.
+ *
+ * Return: 0; -EINVAL for an SRQ without tag matching; what stag_tm_op()
+ * returns.
+ */
+int stag_srq_tm_op(struct stag_srq *srq, const struct stag_srq_op *op, u32 *handle)
+{
+	struct stag_cq_tm ctm;
+	unsigned long flags;
+	struct ib_wc wc;
+	int ret;
+
+	if (!srq->tm)
+		return -EINVAL;
+	spin_lock_irqsave(&srq->lock, flags);
+	ret = stag_tm_op(srq->tm, op, handle, &wc, &ctm);
+	if (!ret && (op->flags & STAG_TM_OPS_SIGNALED || wc.status != IB_WC_SUCCESS))
+		stag_cq_post_tm(to_stag_cq(srq->ibsrq.ext.cq), &wc, &ctm, false);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return ret;
+}

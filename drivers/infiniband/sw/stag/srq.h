@@ -11,6 +11,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "queue.h"
+#include "tm.h"
 #include "wqe.h"
 
 #define STAG_MAX_SRQ		65536
@@ -34,6 +35,7 @@ struct stag_srq {
 	u32 limit;		/* armed when non-zero */
 	u32 srq_num;
 	bool user;
+	struct stag_tm *tm;	/* IB_SRQT_TM: the tag list */
 };
 
 static inline struct stag_srq *to_stag_srq(struct ib_srq *ibsrq)
@@ -49,6 +51,9 @@ int stag_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata);
 int stag_srq_post_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
 int stag_srq_take(struct stag_srq *srq, struct stag_rwqe *wqe);
+int stag_srq_take_tm(struct stag_srq *srq, const struct stag_tmh *tmh, struct stag_rwqe *wqe,
+		     struct stag_tm_recv *r);
+int stag_srq_tm_op(struct stag_srq *srq, const struct stag_srq_op *op, u32 *handle);
 struct stag_srq *stag_srq_get_xrc(struct stag_dev *sdev, u32 srqn, const struct ib_xrcd *xrcd);
 
 static inline void stag_srq_put(struct stag_srq *srq)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Driver methods on the uverbs ioctl interface: Register Shared Memory
- * Region, as a method of the core's MR object, and the query of a PD by
- * its handle that ibv_import_pd() needs, as one of the PD object.
+ * Region, as a method of the core's MR object, the query of a PD by its
+ * handle that ibv_import_pd() needs, as one of the PD object, and the tag
+ * list operations of ibv_post_srq_ops(), as one of the SRQ object.
  */
 
 #include <rdma/ib_verbs.h>
@@ -13,6 +14,7 @@
 
 #include "mr.h"
 #include "pd.h"
+#include "srq.h"
 #include "uapi.h"
 
 #define UVERBS_MODULE_NAME stag
@@ -123,9 +125,42 @@ DECLARE_UVERBS_NAMED_METHOD(STAG_METHOD_QUERY_PD,
 
 ADD_UVERBS_METHODS(stag_pd, UVERBS_OBJECT_PD, &UVERBS_METHOD(STAG_METHOD_QUERY_PD));
 
+/*
+ * The IDR lookup has found the SRQ in the caller's context and holds it
+ * until the method returns: it cannot be destroyed meanwhile.
+ */
+static int UVERBS_HANDLER(STAG_METHOD_SRQ_OPS)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_srq *ibsrq = uverbs_attr_get_obj(attrs, STAG_ATTR_SRQ_OPS_HANDLE);
+	struct stag_srq_op op;
+	u32 handle = 0;
+	int ret;
+
+	ret = uverbs_copy_from(&op, attrs, STAG_ATTR_SRQ_OPS_OP);
+	if (ret)
+		return ret;
+	if (op.reserved)
+		return -EINVAL;
+	ret = stag_srq_tm_op(to_stag_srq(ibsrq), &op, &handle);
+	if (ret)
+		return ret;
+	return uverbs_copy_to(attrs, STAG_ATTR_SRQ_OPS_RESP_HANDLE, &handle, sizeof(handle));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(STAG_METHOD_SRQ_OPS,
+			    UVERBS_ATTR_IDR(STAG_ATTR_SRQ_OPS_HANDLE, UVERBS_OBJECT_SRQ,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_PTR_IN(STAG_ATTR_SRQ_OPS_OP,
+					       UVERBS_ATTR_TYPE(struct stag_srq_op), UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(STAG_ATTR_SRQ_OPS_RESP_HANDLE,
+						UVERBS_ATTR_TYPE(u32), UA_MANDATORY));
+
+ADD_UVERBS_METHODS(stag_srq, UVERBS_OBJECT_SRQ, &UVERBS_METHOD(STAG_METHOD_SRQ_OPS));
+
 /* The device's driver_def: merged into the core's uverbs API at registration. */
 const struct uapi_definition stag_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_MR, &stag_mr),
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_PD, &stag_pd),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_SRQ, &stag_srq),
 	{}
 };

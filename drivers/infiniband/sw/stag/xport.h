@@ -12,6 +12,7 @@
 
 struct stag_qp;
 struct stag_send;
+struct stag_tmh;
 
 /*
  * Every callback runs under the QP's sq.mutex, in process context.
@@ -23,6 +24,8 @@ struct stag_send;
  * @expire: the QP's timer fired.
  * @receive: take what came back from the peer (ACKs, responses); may be
  *	NULL.
+ * @fin: @s has completed, and a rendezvous it carried was read by the
+ *	peer's tag matching SRQ: deliver the peer's FIN, @tmh; may be NULL.
  */
 struct stag_xport {
 	const char *name;
@@ -30,6 +33,7 @@ struct stag_xport {
 	void (*push)(struct stag_qp *qp);
 	void (*expire)(struct stag_qp *qp);
 	void (*receive)(struct stag_qp *qp);
+	void (*fin)(struct stag_qp *qp, const struct stag_tmh *tmh);
 };
 
 extern const struct stag_xport stag_loopback_xport;
