@@ -122,6 +122,7 @@ struct stats {
 	atomic_ulong attaches, dmabufs, flows, wqs, ind_tables, rss_qps;
 	atomic_ulong xrcds, xrcd_busy, xsrqs, tgts, opened, inis, xrc_posts, xrc_recvs;
 	atomic_ulong parents, ring_allocs, ring_frees;
+	atomic_ulong tm_srqs, tm_ops;
 	atomic_ulong workers, killed, finished;
 	atomic_uint tgt_qpn[NNUM], srqn[NNUM];
 };
@@ -801,6 +802,40 @@ static void op_mw(struct world *w)
 	}
 }
 
+/*
+ * A tag list operation, on any SRQ: wild opcodes, flags, counts and
+ * handles; tags a message's random header may match (mask 0 takes every
+ * EAGER and RNDV), over @sge's buffers.
+ */
+static void srq_ops(struct ibv_srq *srq, struct ibv_sge *sge)
+{
+	struct ibv_ops_wr op = {
+		.wr_id = 10,
+		.opcode = one_in(8) ? (enum ibv_ops_wr_opcode)wild32() :
+				      (enum ibv_ops_wr_opcode)rnd(3),
+		.flags = one_in(8) ? (int)wild32() : (int)rnd(4),
+		.tm = {
+			.unexpected_cnt = one_in(4) ? wild32() : rnd(4),
+			.handle = one_in(4) ? wild32() : rnd(32),
+			.add = {
+				.recv_wr_id = 11,
+				.sg_list = sge,
+				.num_sge = one_in(8) ? (int)rnd(MAX_SGE + 2) : 1,
+				.tag = one_in(2) ? 0 : rnd(8),
+				.mask = one_in(2) ? 0 : ~0ULL,
+			},
+		},
+	}, *bad;
+	int ret;
+
+	if (op.tm.add.num_sge > MAX_SGE)
+		op.tm.add.num_sge = MAX_SGE;
+	ret = ibv_post_srq_ops(srq, &op, &bad);
+	count(ret);
+	if (!ret)
+		atomic_fetch_add(&stats->tm_ops, 1);
+}
+
 static void op_srq(struct world *w)
 {
 	struct ibv_srq *srq;
@@ -856,6 +891,7 @@ static void op_srq(struct world *w)
 			}
 			wr.num_sge = one_in(8) ? (int)rnd(MAX_SGE + 1) : 1;
 			count(ibv_post_srq_recv(srq, &wr, &bad));
+			srq_ops(srq, sge);
 			give(w, K_SRQ, srq);
 		}
 	}
@@ -1338,6 +1374,14 @@ static void xsrq_create(struct world *w)
 		init.comp_mask |= rnd(64) & ~need;
 	if (one_in(8))
 		init.srq_type = one_in(2) ? IBV_SRQT_TM : (enum ibv_srq_type)wild32();
+	/* A tag matching SRQ: its list's size, and no domain most of the time. */
+	if (init.srq_type == IBV_SRQT_TM) {
+		init.comp_mask |= IBV_SRQ_INIT_ATTR_TM;
+		if (!one_in(4))
+			init.comp_mask &= ~IBV_SRQ_INIT_ATTR_XRCD;
+		init.tm_cap.max_num_tags = one_in(5) ? wild32() : 1 + rnd(16);
+		init.tm_cap.max_ops = one_in(5) ? wild32() : 1 + rnd(16);
+	}
 	/* libibverbs reads every pointer the mask names. */
 	if (!init.pd)
 		init.comp_mask &= ~IBV_SRQ_INIT_ATTR_PD;
@@ -1347,6 +1391,8 @@ static void xsrq_create(struct world *w)
 		init.comp_mask &= ~IBV_SRQ_INIT_ATTR_XRCD;
 	type = init.comp_mask & IBV_SRQ_INIT_ATTR_TYPE ? init.srq_type : IBV_SRQT_BASIC;
 	srq = made(ibv_create_srq_ex(w->ctx, &init));
+	if (srq && type == IBV_SRQT_TM)
+		atomic_fetch_add(&stats->tm_srqs, 1);
 	if (srq && type == IBV_SRQT_XRC) {
 		atomic_fetch_add(&stats->xsrqs, 1);
 		if (!ibv_get_srq_num(srq, &n))
@@ -2375,6 +2421,8 @@ int main(int argc, char **argv)
 	       "receives through TGT QPs\n",
 	       stats->xrcds, stats->xrcd_busy, stats->xsrqs, stats->tgts, stats->opened,
 	       stats->inis, stats->xrc_posts, stats->xrc_recvs);
+	printf("# fuzz: tag matching: %lu SRQs, %lu list operations done\n", stats->tm_srqs,
+	       stats->tm_ops);
 	return bad ? 1 : 0;
 
 usage:

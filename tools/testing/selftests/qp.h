@@ -131,6 +131,42 @@ void expect_flushed(struct ibv_cq *cq, uint64_t first, int n, const char *what);
 void expect_state(struct ibv_qp *qp, enum ibv_qp_state state, const char *what);
 bool async_event(enum ibv_event_type type, void *obj, int ms);
 
+/* ---- tag matching (qp_tm.c) ---- */
+
+/*
+ * A QP on a tag matching SRQ (the server of the messages), and over
+ * loopback a client QP connected to it (wire_test's server is remote).
+ */
+struct tm_pair {
+	struct ibv_cq_ex *cq;	/* the SRQ's and the server QP's */
+	struct ibv_srq *srq;
+	struct end *server;
+	struct end *client;
+	uint32_t unexpected;	/* unexpected messages seen, for SYNC */
+};
+
+struct tm_wc {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	int opcode;
+	unsigned int flags;
+	uint32_t byte_len;
+	uint32_t qp_num;
+	uint64_t tag;
+	uint32_t priv;
+};
+
+struct ibv_cq_ex *tm_cq_new(void);
+struct ibv_srq *tm_srq_try(struct ibv_cq *cq, uint32_t num_tags);
+bool tm_poll(struct tm_pair *t, struct tm_wc *w);
+bool tm_expect(struct tm_pair *t, uint64_t wr_id, enum ibv_wc_status status, int opcode,
+	       unsigned int flags, uint64_t tag, struct tm_wc *out, const char *what);
+void tm_expect_none(struct tm_pair *t, const char *what);
+int tm_op(struct tm_pair *t, struct ibv_ops_wr *wr);
+uint32_t tm_add(struct tm_pair *t, uint64_t tag, uint64_t mask, uint64_t recv_wr_id,
+		struct ibv_sge *sg, int n);
+void tm_sync(struct tm_pair *t);
+
 /* ---- the case in progress ---- */
 
 enum kind { K_MAP, K_MR, K_CHANNEL, K_CQ, K_SRQ, K_QP, K_AH, K_XRCD, K_FLOW, K_WQ, K_RWQ_IND };

@@ -31,27 +31,7 @@
 #define TM_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO)
 #define SYNC_WRID	0x5c
 
-/* A server QP on a tag matching SRQ, and a client connected to it. */
-struct tm_pair {
-	struct ibv_cq_ex *cq;	/* the SRQ's and the server QP's */
-	struct ibv_srq *srq;
-	struct end *server;
-	struct end *client;
-	uint32_t unexpected;	/* unexpected messages seen, for SYNC */
-};
-
-struct tm_wc {
-	uint64_t wr_id;
-	enum ibv_wc_status status;
-	int opcode;
-	unsigned int flags;
-	uint32_t byte_len;
-	uint32_t qp_num;
-	uint64_t tag;
-	uint32_t priv;
-};
-
-static struct ibv_cq_ex *tm_cq_new(void)
+struct ibv_cq_ex *tm_cq_new(void)
 {
 	struct ibv_cq_init_attr_ex a = { .cqe = 4 * DEPTH, .wc_flags = TM_WC_FLAGS };
 	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &a);
@@ -63,7 +43,7 @@ static struct ibv_cq_ex *tm_cq_new(void)
 	return cq;
 }
 
-static struct ibv_srq *tm_srq_try(struct ibv_cq *cq, uint32_t num_tags)
+struct ibv_srq *tm_srq_try(struct ibv_cq *cq, uint32_t num_tags)
 {
 	struct ibv_srq_init_attr_ex a = {
 		.attr = { .max_wr = DEPTH, .max_sge = MAX_SGE },
@@ -106,7 +86,7 @@ static bool tm_new(struct tm_pair *t, uint32_t num_tags, int client_access)
 }
 
 /* Up to one completion of the tag matching CQ within WAIT_MS. */
-static bool tm_poll(struct tm_pair *t, struct tm_wc *w)
+bool tm_poll(struct tm_pair *t, struct tm_wc *w)
 {
 	struct ibv_poll_cq_attr pa = { 0 };
 	struct ibv_wc_tm_info ti;
@@ -138,7 +118,7 @@ static bool tm_poll(struct tm_pair *t, struct tm_wc *w)
 }
 
 /* The next completion is exactly this (flags: only the tag matching ones are compared). */
-static bool tm_expect(struct tm_pair *t, uint64_t wr_id, enum ibv_wc_status status, int opcode,
+bool tm_expect(struct tm_pair *t, uint64_t wr_id, enum ibv_wc_status status, int opcode,
 		      unsigned int flags, uint64_t tag, struct tm_wc *out, const char *what)
 {
 	unsigned int tm_flags = IBV_WC_TM_SYNC_REQ | IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
@@ -158,7 +138,7 @@ static bool tm_expect(struct tm_pair *t, uint64_t wr_id, enum ibv_wc_status stat
 	return !t_failing();
 }
 
-static void tm_expect_none(struct tm_pair *t, const char *what)
+void tm_expect_none(struct tm_pair *t, const char *what)
 {
 	struct ibv_poll_cq_attr pa = { 0 };
 	int ret;
@@ -176,7 +156,7 @@ static void tm_expect_none(struct tm_pair *t, const char *what)
 	ibv_end_poll(t->cq);
 }
 
-static int tm_op(struct tm_pair *t, struct ibv_ops_wr *wr)
+int tm_op(struct tm_pair *t, struct ibv_ops_wr *wr)
 {
 	struct ibv_ops_wr *bad = NULL;
 	int ret = ibv_post_srq_ops(t->srq, wr, &bad);
@@ -187,7 +167,7 @@ static int tm_op(struct tm_pair *t, struct ibv_ops_wr *wr)
 }
 
 /* Adds a tagged buffer, signaled, and takes its TM_ADD completion; its handle. */
-static uint32_t tm_add(struct tm_pair *t, uint64_t tag, uint64_t mask, uint64_t recv_wr_id,
+uint32_t tm_add(struct tm_pair *t, uint64_t tag, uint64_t mask, uint64_t recv_wr_id,
 		       struct ibv_sge *sg, int n)
 {
 	struct ibv_ops_wr wr = {
@@ -223,7 +203,7 @@ static int tm_del_post(struct tm_pair *t, uint32_t handle, uint64_t wr_id)
 }
 
 /* A SYNC reporting every unexpected message seen, and its completion. */
-static void tm_sync(struct tm_pair *t)
+void tm_sync(struct tm_pair *t)
 {
 	struct ibv_ops_wr wr = {
 		.wr_id = SYNC_WRID,

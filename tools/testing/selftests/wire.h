@@ -32,6 +32,8 @@
  *                                   OK                  (n receives: wr_id + i at
  *                                                        off + i * stride)
  *   SRECV wr_id b off len           OK                  (on the SRQ)
+ *   SEND q wr_id b off len          OK                  (a signaled SEND of those bytes;
+ *                                                        poll q's s CQ)
  *   POLL q s|r n ms                 OK count {wr_id status opcode byte_len imm flags
  *                                             src_qp qp_num}...
  *   BIND q b off len access wr_id   OK rkey             (a new type 2 window, bound by

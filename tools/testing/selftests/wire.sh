@@ -15,6 +15,7 @@
 #
 #   STAG_TEST_DEV	this guest's device (default stag0)
 #   STAG_WIRE_TIMEOUT	seconds one case may take (default 60)
+#   STAG_WIRE_PATTERN	only the cases whose names contain one of these words
 . "$(dirname "$0")/lib.sh"
 
 dev=${STAG_TEST_DEV:-stag0}
@@ -62,7 +63,9 @@ if [ "$src" -ne 0 ]; then
 	exit 0
 fi
 
-"$T_BIN/wire_test" -d "$dev" -g "$gid" ${xgid:+-x "$xgid"} -c "$sip:$port" | tee "$tmp/cli"
+# shellcheck disable=SC2086 # the patterns are words
+"$T_BIN/wire_test" -d "$dev" -g "$gid" ${xgid:+-x "$xgid"} -c "$sip:$port" \
+	${STAG_WIRE_PATTERN:-} | tee "$tmp/cli"
 crc=${PIPESTATUS[0]}
 [ "$crc" -eq 0 ] || _t_report "not ok" "wire_test -d $dev ran to the end" "exit status $crc"
 

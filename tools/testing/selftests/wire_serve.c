@@ -300,6 +300,23 @@ static void c_recv(const struct req *r)
 		reply(r->tx, "OK");
 }
 
+static void c_send(const struct req *r)
+{
+	struct end *e = qp_at(r->v[1], r->tx);
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	int n = e ? recv_sge(r->v + 3, &sg, r->tx) : -1, ret;
+
+	if (n < 0)
+		return;
+	wr = wr_send(r->v[2], &sg, n);
+	ret = post(e, &wr);
+	if (ret)
+		reply(r->tx, "ERR ibv_post_send: %s", strerror(ret));
+	else
+		reply(r->tx, "OK");
+}
+
 static void c_recvn(const struct req *r)
 {
 	struct end *e = qp_at(r->v[1], r->tx);
@@ -542,6 +559,7 @@ static const struct cmd {
 	{ "CONNECT", 12, c_connect },
 	{ "RECV", 6, c_recv },
 	{ "RECVN", 8, c_recvn },
+	{ "SEND", 6, c_send },
 	{ "SRECV", 5, c_srecv },
 	{ "POLL", 5, c_poll },
 	{ "BIND", 7, c_bind },

@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <endian.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <infiniband/tm_types.h>
 #include <rdma/stag-abi.h>
 
 #include "mw.h"
@@ -771,6 +773,111 @@ static void ud_mcast(const void *arg)
 
 /* ---- SRQ ---- */
 
+/* A tag matching header, as a message from the server starts. */
+static void tmh_at(uint8_t *p, uint8_t op, uint64_t tag, uint32_t app_ctx)
+{
+	struct ibv_tmh h = { .opcode = op, .app_ctx = htobe32(app_ctx), .tag = htobe64(tag) };
+
+	memcpy(p, &h, sizeof(h));
+}
+
+/* The server sends @len bytes of @rb from @off, and its send completes. */
+static bool rsend(const struct rqp *r, const struct rbuf *rb, size_t off, size_t len,
+		  uint64_t wr_id)
+{
+	return rpc(NULL, 0, "SEND %d %#llx %d %zu %zu", r->id, (ull)wr_id, rb->id, off, len) &&
+	       rexpect_wc(r, 's', wr_id, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "the server's SEND");
+}
+
+/*
+ * Tag matching on the wire: this QP is on a tag matching SRQ, the server
+ * sends. A multi-packet EAGER lands after its header in the buffer its tag
+ * matches (the header only in the first packet); an unmatched one lands
+ * whole in a plain receive and stops matching until a SYNC; a rendezvous
+ * that matches is left to software (RNDV_INCOMPLETE, the RVH in the
+ * buffer): stag's responder issues no READ on the wire.
+ */
+static void tm_wire(const void *arg)
+{
+	size_t len = 2 * mtu + 7, tmh = sizeof(struct ibv_tmh);
+	struct buf *tagged, *plain, *want;
+	struct conn mine, theirs;
+	struct ibv_rvh rvh;
+	struct tm_pair t = { 0 };
+	struct ibv_sge s;
+	struct tm_wc w;
+	struct rbuf rb;
+	struct rqp r;
+
+	(void)arg;
+	if (!is_stag()) {
+		case_skip("tag matching is stag's: this device has none");
+		return;
+	}
+	tagged = buf_new(len, LW);
+	plain = buf_new(len, LW);
+	want = buf_new(len, LW);
+	t.cq = tm_cq_new();
+	t.srq = t.cq ? tm_srq_try(ibv_cq_ex_to_cq(t.cq), 16) : NULL;
+	if (!tagged || !plain || !want || !t.srq || !rbuf_new(&rb, len, LW | RR, SEED_S))
+		return;
+	t.server = end_on(IBV_QPT_RC, cq_new(), ibv_cq_ex_to_cq(t.cq), t.srq, true);
+	if (!t.server || !rqp_new(&r, IBV_QPT_RC, false))
+		return;
+	conns(t.server, &r, &mine, &theirs);
+	if (!wire_connect(t.server, &r, &mine, &theirs))
+		return;
+	s = sge_of(plain, 0, len);
+	if (post_srq(t.srq, 0x91, &s))
+		return;
+	s = sge_of(tagged, 0, len);
+	tm_add(&t, 0x1234, ~0ULL, 0x71, &s, 1);
+
+	/* EAGER, three packets: what follows the header, byte for byte. */
+	fill(want->data, len, SEED_S);
+	tmh_at((uint8_t *)want->data, IBV_TMH_EAGER, 0x1234, 0xfeed);
+	if (!rbuf_put(&rb, 0, want->data, tmh) || !rsend(&r, &rb, 0, len, 1))
+		return;
+	if (tm_expect(&t, 0x71, IBV_WC_SUCCESS, IBV_WC_TM_RECV,
+		      IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID, 0x1234, &w, "a multi-packet EAGER"))
+		t_check(w.byte_len == len - tmh && w.priv == 0xfeed,
+			"a multi-packet EAGER: byte_len %u priv %#x", w.byte_len, w.priv);
+	expect_bytes(tagged->data, want->data + tmh, len - tmh, "the tagged buffer");
+	expect_guards(tagged, "the tagged buffer");
+
+	/* Unexpected: whole, in the plain receive; then a SYNC. */
+	tmh_at((uint8_t *)want->data, IBV_TMH_EAGER, 0x99, 0);
+	if (!rbuf_put(&rb, 0, want->data, tmh) || !rsend(&r, &rb, 0, len, 2))
+		return;
+	if (tm_expect(&t, 0x91, IBV_WC_SUCCESS, IBV_WC_TM_RECV, 0, 0, &w, "an unexpected EAGER"))
+		t_check(w.byte_len == len, "an unexpected EAGER: byte_len %u", w.byte_len);
+	expect_bytes(plain->data, want->data, len, "the plain receive");
+	expect_guards(plain, "the plain receive");
+	t.unexpected++;
+	tm_sync(&t);
+
+	/* A rendezvous: matched, then left to software with its RVH. */
+	fill(tagged->data, len, BLANK);
+	s = sge_of(tagged, 0, len);
+	tm_add(&t, 0x77, ~0ULL, 0x72, &s, 1);
+	tmh_at((uint8_t *)want->data, IBV_TMH_RNDV, 0x77, 0xab);
+	rvh = (struct ibv_rvh) { .va = htobe64(rb.addr), .rkey = htobe32(rb.rkey),
+				 .len = htobe32(64) };
+	memcpy(want->data + tmh, &rvh, sizeof(rvh));
+	if (!rbuf_put(&rb, 0, want->data, tmh + sizeof(rvh)) ||
+	    !rsend(&r, &rb, 0, tmh + sizeof(rvh), 3))
+		return;
+	tm_expect(&t, 0x72, IBV_WC_SUCCESS, IBV_WC_TM_RECV, IBV_WC_TM_MATCH, 0x77, NULL,
+		  "a rendezvous's match");
+	if (tm_expect(&t, 0x72, IBV_WC_TM_RNDV_INCOMPLETE, IBV_WC_TM_RECV, 0, 0x77, &w,
+		      "a rendezvous on the wire"))
+		t_check(w.byte_len == sizeof(rvh), "a rendezvous on the wire: byte_len %u",
+			w.byte_len);
+	expect_bytes(tagged->data, &rvh, sizeof(rvh), "the RVH, for software");
+	expect_state(t.server->qp, IBV_QPS_RTS, "this QP after the messages");
+	tm_expect_none(&t, "after the messages");
+}
+
 static void srq_recv(const void *arg)
 {
 	size_t len = mtu + 1;
@@ -1035,6 +1142,8 @@ static const struct wire_case cases[] = {
 	  ud_mcast, NULL },
 	{ "SRQ: the server's QP takes two multi-packet SENDs from its SRQ, in order",
 	  srq_recv, NULL },
+	{ "tag matching: a multi-packet EAGER into its tagged buffer, an unexpected one whole, "
+	  "a rendezvous left to software", tm_wire, NULL },
 	{ "type 2 window of the server's: a WRITE of all of it lands, the bytes around it "
 	  "untouched", mw_inside, NULL },
 	{ "type 2 window of the server's: its last byte written, the byte past it "
