@@ -119,7 +119,7 @@ bool tm_poll(struct tm_pair *t, struct tm_wc *w)
 
 /* The next completion is exactly this (flags: only the tag matching ones are compared). */
 bool tm_expect(struct tm_pair *t, uint64_t wr_id, enum ibv_wc_status status, int opcode,
-		      unsigned int flags, uint64_t tag, struct tm_wc *out, const char *what)
+	       unsigned int flags, uint64_t tag, struct tm_wc *out, const char *what)
 {
 	unsigned int tm_flags = IBV_WC_TM_SYNC_REQ | IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
 	struct tm_wc w;
@@ -168,7 +168,7 @@ int tm_op(struct tm_pair *t, struct ibv_ops_wr *wr)
 
 /* Adds a tagged buffer, signaled, and takes its TM_ADD completion; its handle. */
 uint32_t tm_add(struct tm_pair *t, uint64_t tag, uint64_t mask, uint64_t recv_wr_id,
-		       struct ibv_sge *sg, int n)
+		struct ibv_sge *sg, int n)
 {
 	struct ibv_ops_wr wr = {
 		.wr_id = recv_wr_id | 0xadd00000,
