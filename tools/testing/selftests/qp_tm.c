@@ -522,6 +522,28 @@ static void put_rndv(struct buf *hdr, uint64_t tag, uint32_t app_ctx, const stru
 	memcpy(hdr->data + TMH, &r, sizeof(r));
 }
 
+/* A rendezvous's parts: the tagged buffer, the client's data, its header, the FIN's buffer. */
+struct rndv {
+	struct buf *tagged, *data, *hdr, *fin;
+};
+
+/* The pair, the parts, and a receive of the client's for the FIN. */
+static bool rndv_new(struct tm_pair *t, struct rndv *r, size_t tagged_len, int client_access)
+{
+	struct ibv_sge s;
+
+	if (!tm_new(t, 16, client_access))
+		return false;
+	r->tagged = buf_new(tagged_len, LW);
+	r->data = buf_new(8192, LW | RR);
+	r->hdr = buf_new(64, LW);
+	r->fin = buf_new(64, LW);
+	if (!r->tagged || !r->data || !r->hdr || !r->fin)
+		return false;
+	s = sge_of(r->fin, 0, 64);
+	return !post_recv(t->client, 0xf1, &s, 1);
+}
+
 static void tm_rndv(void)
 {
 	struct buf *tagged, *data, *hdr, *fin;
@@ -529,18 +551,14 @@ static void tm_rndv(void)
 	struct ibv_sge s;
 	struct tm_wc w;
 	struct tm_pair t;
+	struct rndv r;
 
-	if (!tm_new(&t, 16, LW | RR))
+	if (!rndv_new(&t, &r, 8192, LW | RR))
 		return;
-	tagged = buf_new(8192, LW);
-	data = buf_new(8192, LW | RR);
-	hdr = buf_new(64, LW);
-	fin = buf_new(64, LW);
-	if (!tagged || !data || !hdr || !fin)
-		return;
-	s = sge_of(fin, 0, 64);
-	if (post_recv(t.client, 0xf1, &s, 1))
-		return;
+	tagged = r.tagged;
+	data = r.data;
+	hdr = r.hdr;
+	fin = r.fin;
 	s = sge_of(tagged, 0, 8192);
 	tm_add(&t, 0x42, ALL, 0x4242, &s, 1);
 	xfill(data->data, 0, 8192, 99);
@@ -573,43 +591,38 @@ static void tm_rndv_refused(void)
 	enum { BAD_RKEY, PAST_END, NO_QP_READ, NO_MR_READ };
 	static const char *const why[] = { "a bad rkey", "one byte past the region",
 		"a client QP without remote read", "a region without remote read" };
-	struct buf *tagged, *data, *hdr, *fin;
 	struct ibv_mr *exact;
 	struct ibv_sge s;
 	struct tm_pair t;
+	struct rndv r;
 	int i;
 
 	for (i = BAD_RKEY; i <= NO_MR_READ && !t_failing(); i++) {
-		if (!tm_new(&t, 16, i == NO_QP_READ ? LW | RW : LW | RR))
+		if (!rndv_new(&t, &r, 4096, i == NO_QP_READ ? LW | RW : LW | RR))
 			return;
-		tagged = buf_new(4096, LW);
-		data = buf_new(4096, LW | RR);
-		hdr = buf_new(64, LW);
-		fin = buf_new(64, LW);
-		if (!tagged || !data || !hdr || !fin)
+		/* 4096 bytes of the data alone: one byte past them is past the region. */
+		exact = ibv_reg_mr(pd, r.data->data, 4096, i == NO_MR_READ ? LW | RW : LW | RR);
+		if (!exact) {
+			t_fail("ibv_reg_mr: %s", strerror(errno));
 			return;
-		/* The data alone, no guard bytes: one byte past it is past the region. */
-		exact = reg_exact(data, i == NO_MR_READ ? LW | RW : LW | RR);
-		if (!exact)
-			return;
-		s = sge_of(fin, 0, 64);
-		post_recv(t.client, 0xf1, &s, 1);
-		s = sge_of(tagged, 0, 4096);
+		}
+		track(K_MR, exact, 0);
+		s = sge_of(r.tagged, 0, 4096);
 		tm_add(&t, 1, ALL, 0x11, &s, 1);
 		if (i == BAD_RKEY)
-			put_rndv(hdr, 1, 0, data, 0, exact->rkey ^ 0x80, 4096);
+			put_rndv(r.hdr, 1, 0, r.data, 0, exact->rkey ^ 0x80, 4096);
 		else if (i == PAST_END)
-			put_rndv(hdr, 1, 0, data, 1, exact->rkey, 4096);
+			put_rndv(r.hdr, 1, 0, r.data, 1, exact->rkey, 4096);
 		else
-			put_rndv(hdr, 1, 0, data, 0, exact->rkey, 4096);
-		if (!tm_send(&t, hdr, TMH + RVH, 1))
+			put_rndv(r.hdr, 1, 0, r.data, 0, exact->rkey, 4096);
+		if (!tm_send(&t, r.hdr, TMH + RVH, 1))
 			return;
 		tm_expect(&t, 0x11, IBV_WC_SUCCESS, IBV_WC_TM_RECV, IBV_WC_TM_MATCH, 1, NULL,
 			  why[i]);
 		tm_expect(&t, 0x11, IBV_WC_REM_ACCESS_ERR, IBV_WC_TM_RECV, 0, 0, NULL, why[i]);
 		expect_state(t.server->qp, IBV_QPS_ERR, why[i]);
-		expect_blank(tagged, why[i]);
-		expect_guards(tagged, why[i]);
+		expect_blank(r.tagged, why[i]);
+		expect_guards(r.tagged, why[i]);
 		expect_none(t.client->rcq, QUIET_MS, why[i]);
 	}
 }
@@ -617,21 +630,17 @@ static void tm_rndv_refused(void)
 /* A rendezvous the buffer cannot take is left to software, with its RVH. */
 static void tm_rndv_incomplete(void)
 {
-	struct buf *tagged, *data, *hdr, *fin;
+	struct buf *tagged, *data, *hdr;
 	struct ibv_sge s;
 	struct tm_wc w;
 	struct tm_pair t;
+	struct rndv r;
 
-	if (!tm_new(&t, 16, LW | RR))
+	if (!rndv_new(&t, &r, 1024, LW | RR))
 		return;
-	tagged = buf_new(1024, LW);
-	data = buf_new(4096, LW | RR);
-	hdr = buf_new(64, LW);
-	fin = buf_new(64, LW);
-	if (!tagged || !data || !hdr || !fin)
-		return;
-	s = sge_of(fin, 0, 64);
-	post_recv(t.client, 0xf1, &s, 1);
+	tagged = r.tagged;
+	data = r.data;
+	hdr = r.hdr;
 	/* One byte more than the buffer holds. */
 	s = sge_of(tagged, 0, 1024);
 	tm_add(&t, 3, ALL, 0x33, &s, 1);
