@@ -1105,9 +1105,11 @@ out:
  * create_cq written to the uverbs file by hand, as a process that skips
  * the provider may, naming ring memory the kernel must refuse: not page
  * aligned or shorter than the ring (EINVAL), unmapped or read-only
- * (EFAULT), in the kernel's half of the address space (EINVAL), and a
- * tail longer than the module knows with a byte set past it (EOPNOTSUPP).
- * Nothing is made and nothing stays pinned.
+ * (EFAULT), in the kernel's half of the address space (EINVAL), too short
+ * for the tag matching slots its flags ask (EINVAL), a flag or reserved
+ * word it does not know, and a tail longer than the module knows with a
+ * byte set past it (EOPNOTSUPP). Nothing is made and nothing stays
+ * pinned.
  */
 static void ring_cmd_hostile(void)
 {
@@ -1127,16 +1129,22 @@ static void ring_cmd_hostile(void)
 
 	const struct {
 		uint64_t addr, len;
+		uint32_t flags, reserved;
 		uint64_t more;
 		int err;
 		const char *what;
 	} rows[] = {
-		{ (uintptr_t)mem + 8, need, 0, EINVAL, "8 bytes past a page" },
-		{ (uintptr_t)mem, need - page, 0, EINVAL, "a page short of the ring" },
-		{ (uintptr_t)UNMAPPED, need, 0, EFAULT, "unmapped memory" },
-		{ (uintptr_t)ro, need, 0, EFAULT, "read-only memory" },
-		{ 0xffff888000000000ULL, need, 0, EINVAL, "a kernel address" },
-		{ (uintptr_t)mem, need, 1, EOPNOTSUPP, "a byte set past the tail" },
+		{ (uintptr_t)mem + 8, need, 0, 0, 0, EINVAL, "8 bytes past a page" },
+		{ (uintptr_t)mem, need - page, 0, 0, 0, EINVAL, "a page short of the ring" },
+		{ (uintptr_t)UNMAPPED, need, 0, 0, 0, EFAULT, "unmapped memory" },
+		{ (uintptr_t)ro, need, 0, 0, 0, EFAULT, "read-only memory" },
+		{ 0xffff888000000000ULL, need, 0, 0, 0, EINVAL, "a kernel address" },
+		{ (uintptr_t)mem, need, 0, 0, 1, EOPNOTSUPP, "a byte set past the tail" },
+		/* Tag matching slots are 80 bytes: memory for 48-byte ones is short. */
+		{ (uintptr_t)mem, need, STAG_CQ_TM_INFO, 0, 0, EINVAL,
+		  "memory for plain slots, tag matching ones asked" },
+		{ (uintptr_t)mem, need, 1U << 1, 0, 0, EOPNOTSUPP, "an unknown driver flag" },
+		{ (uintptr_t)mem, need, 0, 1, 0, EOPNOTSUPP, "the tail's reserved word set" },
 	};
 	long pin0 = vmpin_kb();
 	size_t i;
@@ -1159,6 +1167,8 @@ static void ring_cmd_hostile(void)
 		cmd.core.comp_channel = -1;
 		cmd.drv.ring.addr = rows[i].addr;
 		cmd.drv.ring.len = rows[i].len;
+		cmd.drv.flags = rows[i].flags;
+		cmd.drv.reserved = rows[i].reserved;
 		cmd.more = rows[i].more;
 		n = write(ctx->cmd_fd, &cmd, sizeof(cmd));
 		t_check(n < 0 && errno == rows[i].err, "ring memory %s: %zd (%s), expected %s",
@@ -1169,6 +1179,88 @@ static void ring_cmd_hostile(void)
 	}
 	munmap(mem, need);
 	munmap(ro, need);
+}
+
+/*
+ * Ring memory a hand-written create_qp names where the QP has no such
+ * ring: receive-ring memory for a QP on an SRQ, and a hash configuration
+ * for a QP that is not an RSS QP. Both EINVAL; nothing is made and
+ * nothing stays pinned. The same command without either makes a QP.
+ */
+static void ring_cmd_hostile_qp(void)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_qp core;
+		struct stag_create_qp_cmd drv;
+	} cmd;
+	struct {
+		struct ib_uverbs_create_qp_resp core;
+		struct stag_create_qp_resp drv;
+	} resp;
+	size_t need = recv_bytes(DEPTH, MAX_SGE);
+	uint8_t *mem = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_cq *cq = cq_new();
+	struct ibv_srq *srq = srq_new(DEPTH);
+	long pin0 = vmpin_kb();
+	ssize_t n;
+	int i;
+
+	if (!is_stag()) {
+		case_skip("stag's ring memory");
+		return;
+	}
+	if (mem == MAP_FAILED || !cq || !srq) {
+		t_fail("mmap, CQ or SRQ: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.hdr.command = IB_USER_VERBS_CMD_CREATE_QP;
+		cmd.hdr.in_words = sizeof(cmd) / 4;
+		cmd.hdr.out_words = sizeof(resp) / 4;
+		cmd.core.response = (uintptr_t)&resp;
+		cmd.core.pd_handle = pd->handle;
+		cmd.core.send_cq_handle = cq->handle;
+		cmd.core.recv_cq_handle = cq->handle;
+		cmd.core.max_send_wr = DEPTH;
+		cmd.core.max_send_sge = 1;
+		cmd.core.qp_type = IBV_QPT_RC;
+		if (i == 0) {
+			cmd.core.srq_handle = srq->handle;
+			cmd.core.is_srq = 1;
+			cmd.drv.rq.addr = (uintptr_t)mem;
+			cmd.drv.rq.len = need;
+		} else {
+			cmd.core.max_recv_wr = DEPTH;
+			cmd.core.max_recv_sge = MAX_SGE;
+			cmd.drv.rx_hash_fields_mask = i == 1 ? STAG_RX_HASH_SRC_IPV4 : 0;
+		}
+		n = write(ctx->cmd_fd, &cmd, sizeof(cmd));
+		if (i == 2) {
+			struct {
+				struct ib_uverbs_cmd_hdr hdr;
+				struct ib_uverbs_destroy_qp core;
+			} d = { 0 };
+			struct ib_uverbs_destroy_qp_resp dr;
+
+			d.hdr.command = IB_USER_VERBS_CMD_DESTROY_QP;
+			d.hdr.in_words = sizeof(d) / 4;
+			d.hdr.out_words = sizeof(dr) / 4;
+			t_check(n == sizeof(cmd), "the command without either: %zd (%s)", n,
+				n < 0 ? strerror(errno) : "short");
+			d.core.response = (uintptr_t)&dr;
+			d.core.qp_handle = resp.core.qp_handle;
+			t_check(n != sizeof(cmd) || write(ctx->cmd_fd, &d, sizeof(d)) == sizeof(d),
+				"destroying it: %s", strerror(errno));
+			break;
+		}
+		t_check(n < 0 && errno == EINVAL, "%s: %zd (%s), expected EINVAL",
+			i ? "a hash on a QP without a table" : "receive-ring memory for a QP on an SRQ",
+			n, n < 0 ? strerror(errno) : "a QP made");
+		t_check(vmpin_kb() == pin0, "VmPin %ld kB, expected %ld kB", vmpin_kb(), pin0);
+	}
+	munmap(mem, need);
 }
 
 const struct qp_case pd_cases[] = {
@@ -1190,5 +1282,7 @@ const struct qp_case pd_cases[] = {
 	  parent_rings_fork },
 	{ "ring memory a hand-written create_cq names: unaligned, short, unmapped, read-only",
 	  ring_cmd_hostile },
+	{ "ring memory a hand-written create_qp names for rings it has not: EINVAL",
+	  ring_cmd_hostile_qp },
 	{ NULL }
 };
