@@ -1256,8 +1256,8 @@ static void ring_cmd_hostile_qp(void)
 			break;
 		}
 		t_check(n < 0 && errno == EINVAL, "%s: %zd (%s), expected EINVAL",
-			i ? "a hash on a QP without a table" : "receive memory for a QP on an SRQ", n,
-			n < 0 ? strerror(errno) : "a QP made");
+			i ? "a hash on a QP without a table" : "receive memory for an SRQ's QP",
+			n, n < 0 ? strerror(errno) : "a QP made");
 		t_check(vmpin_kb() == pin0, "VmPin %ld kB, expected %ld kB", vmpin_kb(), pin0);
 	}
 	munmap(mem, need);
