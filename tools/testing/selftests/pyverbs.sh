@@ -117,6 +117,27 @@ open(path, "w").write(text.replace(old, new))
 EOF
 }
 
+# patch_rndv FILE: with stag.loopback=0 every QP of stag0 is on the wire,
+# where stag leaves a rendezvous to software (IBV_WC_TM_RNDV_INCOMPLETE,
+# which test_tm_rndv does not handle): the test skips there, saying so.
+patch_rndv()
+{
+	[ "$(cat /sys/module/stag/parameters/loopback 2>/dev/null)" = N ] || return 0
+	$py - "$1" <<'EOF'
+import sys
+
+path = sys.argv[1]
+text = open(path).read()
+old = "    def test_tm_rndv(self):\n"
+new = old + ("        if self.dev_name.startswith('stag'):\n"
+             "            raise unittest.SkipTest('stag.loopback=0: on the wire stag "
+             "leaves a rendezvous to software')\n")
+if text.count(old) != 1:
+    sys.exit("test_tag_matching.py: test_tm_rndv is not the one of rdma-core 44")
+open(path, "w").write(text.replace(old, new))
+EOF
+}
+
 # report LOG DOC: reads unittest's verbose output and prints
 #   counts PASSED SKIPPED FAILED
 #   failed ID			(FAIL, ERROR, unexpected success)
@@ -226,7 +247,8 @@ run()
 mkdir -p "$tmp/tests"
 if ! cp -r "$src/." "$tmp/tests/" || ! gunzip -f "$tmp"/tests/*.gz ||
 	! out=$(patch_base "$tmp/tests/base.py" 2>&1) ||
-	! out=$(patch_rss "$tmp/tests/test_rss_traffic.py" 2>&1); then
+	! out=$(patch_rss "$tmp/tests/test_rss_traffic.py" 2>&1) ||
+	! out=$(patch_rndv "$tmp/tests/test_tag_matching.py" 2>&1); then
 	_t_report "not ok" "pyverbs on $dev has no failures" \
 		"cannot prepare the suite from $src: $out"
 	rm -rf "$tmp"

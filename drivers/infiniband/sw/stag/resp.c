@@ -322,11 +322,16 @@ void stag_resp_complete_tm(struct stag_qp *qp, struct ib_wc *wc, const struct st
 	complete_recv(qp, wc, &tm, solicited);
 }
 
-/* The header of a message to a tag matching SRQ, read once from the sender's checked buffers. */
+/*
+ * The header of a message to a tag matching SRQ, read once from the
+ * sender's checked buffers. A SEND with Invalidate is never matched: it
+ * lands whole, its invalidation done as for any receive.
+ */
 static enum stag_resp_result get_recv_tm(struct stag_qp *dst, struct stag_msg *msg,
 					 struct stag_tm_recv *r)
 {
-	bool has_tmh = msg->length >= sizeof(struct stag_tmh);
+	bool has_tmh = msg->length >= sizeof(struct stag_tmh) &&
+		       msg->wqe->hdr.opcode != IB_WR_SEND_WITH_INV;
 	struct stag_tmh tmh;
 
 	if (has_tmh && stag_sgl_read(msg->local, 0, &tmh, sizeof(tmh)))

@@ -258,14 +258,14 @@ static enum stag_resp_result complete_send(struct stag_qp *qp, const struct stag
 
 /*
  * The receive of a SEND's first packet; at a tag matching SRQ, the one
- * its header, in that packet, chooses. A rendezvous that matches is not
- * read on the wire: it completes for software to finish
- * (stag_resp_complete_tm()).
+ * its header, in that packet, chooses (never for a SEND with Invalidate,
+ * which lands whole). A rendezvous that matches is not read on the wire:
+ * it completes for software to finish (stag_resp_complete_tm()).
  */
 static enum stag_resp_result get_recv(struct stag_qp *qp, const struct sk_buff *skb,
 				      const struct stag_pkt *p)
 {
-	bool has_tmh = p->paylen >= sizeof(struct stag_tmh);
+	bool has_tmh = p->paylen >= sizeof(struct stag_tmh) && !(p->flags & STAG_PKT_IETH);
 	struct stag_tmh tmh;
 
 	if (!stag_resp_is_tm(qp))
