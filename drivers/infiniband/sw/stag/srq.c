@@ -44,8 +44,7 @@ static int check_attr(const struct ib_srq_attr *attr, u32 max_wr)
  * -EINVAL for sizes out of range, an XRC SRQ without its domain or CQ, a
  * tag matching one without its CQ or with 0 or more than
  * STAG_TM_MAX_TAGS tags, or when the device has max_srq SRQs already;
- * -ENOMEM; for the
- * command and its memory, what stag_queue_cmd() and
+ * -ENOMEM; for the command and its memory, what stag_queue_cmd() and
  * stag_queue_init_mem() return.
  */
 int stag_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct ib_udata *udata)
