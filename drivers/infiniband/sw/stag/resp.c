@@ -316,7 +316,7 @@ void stag_resp_complete_tm(struct stag_qp *qp, struct ib_wc *wc, const struct st
 			wc->status = (enum ib_wc_status)STAG_WC_TM_RNDV_INCOMPLETE;
 		else
 			tm.flags = STAG_WC_TM_MATCH | STAG_WC_TM_DATA_VALID;
-	} else if (r->op != STAG_TMH_EAGER && r->op != STAG_TMH_RNDV) {
+	} else if (!stag_tm_is_tagged(r)) {
 		wc->opcode = (enum ib_wc_opcode)STAG_WC_TM_NO_TAG;
 	}
 	complete_recv(qp, wc, &tm, solicited);

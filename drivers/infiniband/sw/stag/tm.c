@@ -172,11 +172,6 @@ void stag_tm_classify(const struct stag_tmh *tmh, struct stag_tm_recv *r)
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_tm_classify);
 
-static bool is_tagged(const struct stag_tm_recv *r)
-{
-	return r->op == STAG_TMH_EAGER || r->op == STAG_TMH_RNDV;
-}
-
 /**
  * stag_tm_match() - the tagged buffer a message takes
  * @tm: the list, its SRQ's lock held
@@ -196,7 +191,7 @@ bool stag_tm_match(struct stag_tm *tm, struct stag_tm_recv *r, struct stag_rwqe 
 	u32 i;
 
 	lockdep_assert_held(tm->lock);
-	if (!is_tagged(r) || !in_sync(tm))
+	if (!stag_tm_is_tagged(r) || !in_sync(tm))
 		return false;
 	list_for_each_entry(e, &tm->posted, node) {
 		if ((r->tag & e->mask) != e->tag)
@@ -225,7 +220,7 @@ EXPORT_SYMBOL_IF_KUNIT(stag_tm_match);
 void stag_tm_unexpected(struct stag_tm *tm, const struct stag_tm_recv *r)
 {
 	lockdep_assert_held(tm->lock);
-	if (is_tagged(r))
+	if (stag_tm_is_tagged(r))
 		tm->unexpected++;
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_tm_unexpected);

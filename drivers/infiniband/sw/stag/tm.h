@@ -78,6 +78,12 @@ struct stag_tm_recv {
 	bool matched;		/* it took a tagged buffer, not a plain receive */
 };
 
+/* EAGER and RNDV carry a tag to match; nothing else does. */
+static inline bool stag_tm_is_tagged(const struct stag_tm_recv *r)
+{
+	return r->op == STAG_TMH_EAGER || r->op == STAG_TMH_RNDV;
+}
+
 struct stag_tm *stag_tm_alloc(u32 num_tags, spinlock_t *lock);
 void stag_tm_free(struct stag_tm *tm);
 int stag_tm_op(struct stag_tm *tm, const struct stag_srq_op *op, u32 *handle, struct ib_wc *wc,
