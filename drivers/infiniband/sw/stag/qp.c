@@ -34,9 +34,19 @@
 
 static struct workqueue_struct *stag_workqueue;
 
+/*
+ * High priority: a QP's work runs its requester and responder, and the
+ * process it works for most often busy-polls a CQ on the same CPU. At
+ * normal priority a woken worker waited out the poller's time slice for
+ * every ACK and every burst of packets; at nice -20 it preempts the
+ * poller at once. Two guests of one vCPU, stag to stag, medians of three
+ * rounds each way: ib_write_bw 14.1 -> 15.4 MiB/s, ib_send_bw 7.1 -> 8.6,
+ * ib_write_lat 743 -> 652 us. Each run is bounded by the queues'
+ * budgets, so a busy QP still lets the CPU go between runs.
+ */
 int stag_qp_wq_init(void)
 {
-	stag_workqueue = alloc_workqueue("stag", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	stag_workqueue = alloc_workqueue("stag", WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	return stag_workqueue ? 0 : -ENOMEM;
 }
 
