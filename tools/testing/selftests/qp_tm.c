@@ -1085,6 +1085,160 @@ static void tm_race_add(void)
 	tm_expect_none(&t, "after the ADDs");
 }
 
+#define DESTROY_ROUNDS	20
+
+struct race_ops {
+	int fd;
+	uint32_t handle;
+	pthread_barrier_t *go;
+	long done;
+	int ret;
+};
+
+/* SYNC operations, unsignaled, on a handle until the kernel says it is gone. */
+static void *race_ops(void *arg)
+{
+	struct stag_srq_op op = { .opcode = STAG_TM_OP_SYNC };
+	struct race_ops *r = arg;
+	uint32_t out;
+
+	pthread_barrier_wait(r->go);
+	/* EBUSY: the destroy holds the SRQ at this moment. */
+	while (!(r->ret = raw_op(r->fd, r->handle, &op, sizeof(op), &out)) || r->ret == EBUSY)
+		r->done += !r->ret;
+	return NULL;
+}
+
+/*
+ * ibv_destroy_srq() racing a thread that keeps posting list operations to
+ * the SRQ by its handle: each side is refused with EBUSY while the other
+ * holds the SRQ, the destroy succeeds in the end, and every operation
+ * after it is refused with ENOENT, the handle gone. Nothing completes (they are
+ * unsignaled), and the kernel must not touch the SRQ after it is gone
+ * (the debug kernel's KASAN judges that).
+ */
+static void tm_race_destroy(void)
+{
+	long ops = 0, busy = 0;
+	pthread_barrier_t go;
+	struct race_ops r;
+	struct tm_pair t;
+	pthread_t th;
+	int i, ret;
+
+	memset(&t, 0, sizeof(t));
+	t.cq = tm_cq_new();
+	if (!t.cq)
+		return;
+	for (i = 0; i < DESTROY_ROUNDS && !t_failing(); i++) {
+		struct ibv_srq *srq = tm_srq_try(ibv_cq_ex_to_cq(t.cq), 16);
+
+		if (!srq) {
+			t_fail("round %d: a tag matching SRQ: %s", i, strerror(errno));
+			return;
+		}
+		r = (struct race_ops) { .fd = ctx->cmd_fd, .handle = srq->handle, .go = &go };
+		pthread_barrier_init(&go, NULL, 2);
+		pthread_create(&th, NULL, race_ops, &r);
+		pthread_barrier_wait(&go);
+		usleep(i * 100);
+		while ((ret = ibv_destroy_srq(srq)) == EBUSY)
+			busy++;
+		pthread_join(th, NULL);
+		pthread_barrier_destroy(&go);
+		if (!ret)
+			untrack(srq);
+		t_check(!ret, "round %d: ibv_destroy_srq: %s", i, strerror(ret));
+		t_check(r.ret == ENOENT, "round %d: an operation after the destroy: %s (%ld done)",
+			i, strerror(r.ret), r.done);
+		ops += r.done;
+	}
+	printf("# %d rounds: %ld operations done before the destroys, %ld destroys refused busy\n",
+	       i, ops, busy);
+	tm_expect_none(&t, "after unsignaled operations");
+}
+
+#define RESIZE_OPS	200	/* fits the CQ at either size */
+
+struct race_resize {
+	struct tm_pair *t;
+	pthread_barrier_t *go;
+	bool done;		/* __atomic: the resizer reads it */
+	int ret;
+};
+
+static void *race_syncs(void *arg)
+{
+	struct race_resize *r = arg;
+	int i;
+
+	pthread_barrier_wait(r->go);
+	for (i = 0; i < RESIZE_OPS && !r->ret; i++) {
+		struct ibv_ops_wr wr = {
+			.wr_id = i, .opcode = IBV_WR_TAG_SYNC,
+			.flags = IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC,
+		};
+		struct ibv_ops_wr *bad;
+
+		r->ret = ibv_post_srq_ops(r->t->srq, &wr, &bad);
+		/* Spread over many resizes, each a command and a new mapping. */
+		usleep(100);
+	}
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The SRQ's CQ resized, again and again, while a thread posts signaled
+ * list operations whose completions the kernel writes into it: every
+ * completion arrives once, in order, in the tag matching slot layout,
+ * whichever ring it was written to.
+ */
+static void tm_race_resize(void)
+{
+	struct race_resize r;
+	pthread_barrier_t go;
+	struct tm_pair t;
+	int i, n = 0, ret;
+	struct tm_wc w;
+	pthread_t th;
+
+	memset(&t, 0, sizeof(t));
+	t.cq = tm_cq_new();
+	if (!t.cq)
+		return;
+	t.srq = tm_srq_try(ibv_cq_ex_to_cq(t.cq), 16);
+	if (!t.srq) {
+		t_fail("a tag matching SRQ: %s", strerror(errno));
+		return;
+	}
+	r = (struct race_resize) { .t = &t, .go = &go };
+	pthread_barrier_init(&go, NULL, 2);
+	pthread_create(&th, NULL, race_syncs, &r);
+	pthread_barrier_wait(&go);
+	for (i = 0; !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE) || i < 4; i++) {
+		ret = ibv_resize_cq(ibv_cq_ex_to_cq(t.cq), i & 1 ? 8 * DEPTH : 4 * DEPTH);
+		if (ret) {
+			t_fail("resize %d: %s", i, strerror(ret));
+			break;
+		}
+	}
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&go);
+	t_check(!r.ret, "ibv_post_srq_ops: %s", strerror(r.ret));
+	for (n = 0; n < RESIZE_OPS && tm_poll(&t, &w); n++) {
+		if (w.wr_id != (uint64_t)n || w.status != IBV_WC_SUCCESS ||
+		    w.opcode != IBV_WC_TM_SYNC || w.tag) {
+			t_fail("completion %d: wr_id %#llx %s opcode %d tag %#llx", n,
+			       (ull)w.wr_id, ibv_wc_status_str(w.status), w.opcode, (ull)w.tag);
+			break;
+		}
+	}
+	t_check(n == RESIZE_OPS, "%d TM_SYNC completions, expected %d", n, RESIZE_OPS);
+	printf("# %d resizes while %d operations completed\n", i, RESIZE_OPS);
+	tm_expect_none(&t, "after the operations");
+}
+
 const struct qp_case tm_cases[] = {
 	{ "tm_caps", tm_caps },
 	{ "tm_eager", tm_eager },
@@ -1099,5 +1253,7 @@ const struct qp_case tm_cases[] = {
 	{ "tm_ops_hostile", tm_ops_hostile },
 	{ "tm_race_del", tm_race_del },
 	{ "tm_race_add", tm_race_add },
+	{ "tm_race_destroy", tm_race_destroy },
+	{ "tm_race_resize", tm_race_resize },
 	{ NULL },
 };
