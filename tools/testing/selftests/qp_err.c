@@ -73,6 +73,82 @@ static void rc_len_err(void)
 	expect_guards(dst, "receive buffer (the 100 bytes may hold anything)");
 }
 
+/* Spins for one completion of @cq, up to WAIT_MS: no sleep between its arrival and what follows. */
+static bool spin_wc(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	long end = now_ms() + WAIT_MS;
+	int n;
+
+	while (!(n = ibv_poll_cq(cq, 1, wc)) && now_ms() < end)
+		;
+	return n == 1;
+}
+
+#define ERR_STATE_ROUNDS	100
+
+/*
+ * An error completion says the QP is in error: a consumer that queries the
+ * QP the moment it polls one must find ERR, on both sides. The kernel once
+ * posted the completion first and moved the QP after, and a consumer
+ * between the two found it still RTS (a CI run of qp_raweth's too-long
+ * frame case). The pair is reset and connected again each round.
+ */
+static void rc_err_state_at_completion(void)
+{
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct buf *src = buf_new(200, LW), *dst = buf_new(100, LW);
+	int ret;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	struct ibv_send_wr wr;
+	struct end *a, *b;
+	struct ibv_sge s, r;
+	struct ibv_wc wc;
+	int i, sb = 0, sa = 0;
+
+	if (!src || !dst || !pair_new(IBV_QPT_RC, &a, &b))
+		return;
+	s = sge_of(src, 0, 200);
+	r = sge_of(dst, 0, 100);
+	for (i = 0; i < ERR_STATE_ROUNDS && !t_failing(); i++) {
+		wr = wr_send(1, &s, 1);
+		if (post_recv(b, 10, &r, 1) || post(a, &wr))
+			return;
+		if (!spin_wc(b->rcq, &wc)) {
+			t_fail("round %d: no receive completion", i);
+			return;
+		}
+		t_check(!ibv_query_qp(b->qp, &qa, IBV_QP_STATE, &qi), "ibv_query_qp");
+		sb = qa.qp_state;
+		t_check(wc.wr_id == 10 && wc.status == IBV_WC_LOC_LEN_ERR,
+			"round %d: receiver's completion %#llx %s", i, (ull)wc.wr_id,
+			ibv_wc_status_str(wc.status));
+		if (!spin_wc(a->scq, &wc)) {
+			t_fail("round %d: no send completion", i);
+			return;
+		}
+		t_check(!ibv_query_qp(a->qp, &qa, IBV_QP_STATE, &qi), "ibv_query_qp");
+		sa = qa.qp_state;
+		t_check(wc.wr_id == 1 && wc.status == IBV_WC_REM_INV_REQ_ERR,
+			"round %d: requester's completion %#llx %s", i, (ull)wc.wr_id,
+			ibv_wc_status_str(wc.status));
+		t_check(sb == IBV_QPS_ERR && sa == IBV_QPS_ERR,
+			"round %d: at their error completions the receiver was in state %d, "
+			"the requester in %d, expected %d", i, sb, sa, IBV_QPS_ERR);
+		ret = ibv_modify_qp(b->qp, &reset, IBV_QP_STATE) ?:
+		      ibv_modify_qp(a->qp, &reset, IBV_QP_STATE);
+		if (ret) {
+			t_fail("round %d: ERR->RESET: %s", i, strerror(ret));
+			return;
+		}
+		if (!pair_connect_default(a, b))
+			return;
+	}
+	expect_none(a->scq, 0, "requester's send CQ afterwards");
+	expect_none(b->rcq, 0, "receiver's CQ afterwards");
+	expect_guards(dst, "receive buffer (the 100 bytes may hold anything)");
+}
+
 /* ---- remote access ---- */
 
 /* A 64-byte WRITE into a region of @access, with a stale rkey if @bad_key. */
@@ -568,6 +644,8 @@ static void rc_flush(void)
 const struct qp_case err_cases[] = {
 	{ "RC SEND larger than the receive: IBV_WC_LOC_LEN_ERR there, IBV_WC_REM_INV_REQ_ERR here",
 	  rc_len_err },
+	{ "RC error completions, 100 rounds: the QP is in ERR when one is polled, on both sides",
+	  rc_err_state_at_completion },
 	{ "RC RDMA_WRITE with a stale rkey: IBV_WC_REM_ACCESS_ERR, nothing written",
 	  rc_write_bad_rkey },
 	{ "RC RDMA_WRITE to a region without REMOTE_WRITE: IBV_WC_REM_ACCESS_ERR",

@@ -164,10 +164,14 @@ static void complete_send(struct stag_qp *qp, const struct stag_send *s)
 	if (s->status == IB_WC_SUCCESS && !qp->sq.sig_all &&
 	    !(wqe->hdr.send_flags & IB_SEND_SIGNALED))
 		return;
-	/* A full CQ is in error and has told its consumer; nothing more to do. */
-	stag_cq_post(qp->scq, &wc, false);
+	/*
+	 * In error before the completion shows, as a receive's (resp.c); the
+	 * flush waits for sq.mutex, held here.
+	 */
 	if (s->status != IB_WC_SUCCESS && s->status != IB_WC_WR_FLUSH_ERR)
 		stag_qp_error(qp);
+	/* A full CQ is in error and has told its consumer; nothing more to do. */
+	stag_cq_post(qp->scq, &wc, false);
 }
 
 /*

@@ -103,13 +103,19 @@ static void complete_recv(struct stag_qp *qp, struct ib_wc *wc, const struct sta
 	wc->wr_id = qp->rq.wqe->wr_id;
 	wc->qp = &qp->ibqp;
 	wc->port_num = STAG_PORT_NUM;
+	/*
+	 * The QP is in error before its consumer can see the completion that
+	 * says so: one that polls it and queries the QP at once must find
+	 * ERR. The flush this starts waits for resp_mutex, held here, so no
+	 * flushed receive completes ahead of this one.
+	 */
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
+	    wc->status != (enum ib_wc_status)STAG_WC_TM_RNDV_INCOMPLETE)
+		stag_qp_error(qp);
 	if (tm)
 		stag_cq_post_tm(cq, wc, tm, solicited);
 	else
 		stag_cq_post(cq, wc, solicited);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
-	    wc->status != (enum ib_wc_status)STAG_WC_TM_RNDV_INCOMPLETE)
-		stag_qp_error(qp);
 }
 
 /**
