@@ -73,15 +73,31 @@ static void rc_len_err(void)
 	expect_guards(dst, "receive buffer (the 100 bytes may hold anything)");
 }
 
-/* Spins for one completion of @cq, up to WAIT_MS: no sleep between its arrival and what follows. */
-static bool spin_wc(struct ibv_cq *cq, struct ibv_wc *wc)
+/*
+ * Spins for @e's next completion on @cq (no sleep between its arrival and
+ * the query), checks it is @wr_id with @status, and queries @e's QP at
+ * once. Return: the QP's state then, or -1 when no completion came.
+ */
+static int error_then_state(struct end *e, struct ibv_cq *cq, uint64_t wr_id,
+			    enum ibv_wc_status status, int round, const char *who)
 {
 	long end = now_ms() + WAIT_MS;
+	struct ibv_qp_init_attr qi;
+	struct ibv_qp_attr qa;
+	struct ibv_wc wc;
 	int n;
 
-	while (!(n = ibv_poll_cq(cq, 1, wc)) && now_ms() < end)
+	while (!(n = ibv_poll_cq(cq, 1, &wc)) && now_ms() < end)
 		;
-	return n == 1;
+	if (n != 1) {
+		t_fail("round %d: no completion at the %s", round, who);
+		return -1;
+	}
+	qa.qp_state = -1;
+	t_check(!ibv_query_qp(e->qp, &qa, IBV_QP_STATE, &qi), "ibv_query_qp");
+	t_check(wc.wr_id == wr_id && wc.status == status, "round %d: the %s's completion %#llx %s",
+		round, who, (ull)wc.wr_id, ibv_wc_status_str(wc.status));
+	return qa.qp_state;
 }
 
 #define ERR_STATE_ROUNDS	100
@@ -97,14 +113,10 @@ static void rc_err_state_at_completion(void)
 {
 	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
 	struct buf *src = buf_new(200, LW), *dst = buf_new(100, LW);
-	int ret;
-	struct ibv_qp_attr qa;
-	struct ibv_qp_init_attr qi;
 	struct ibv_send_wr wr;
 	struct end *a, *b;
 	struct ibv_sge s, r;
-	struct ibv_wc wc;
-	int i, sb = 0, sa = 0;
+	int i, sa, sb, ret;
 
 	if (!src || !dst || !pair_new(IBV_QPT_RC, &a, &b))
 		return;
@@ -114,24 +126,10 @@ static void rc_err_state_at_completion(void)
 		wr = wr_send(1, &s, 1);
 		if (post_recv(b, 10, &r, 1) || post(a, &wr))
 			return;
-		if (!spin_wc(b->rcq, &wc)) {
-			t_fail("round %d: no receive completion", i);
+		sb = error_then_state(b, b->rcq, 10, IBV_WC_LOC_LEN_ERR, i, "receiver");
+		sa = error_then_state(a, a->scq, 1, IBV_WC_REM_INV_REQ_ERR, i, "requester");
+		if (sb < 0 || sa < 0)
 			return;
-		}
-		t_check(!ibv_query_qp(b->qp, &qa, IBV_QP_STATE, &qi), "ibv_query_qp");
-		sb = qa.qp_state;
-		t_check(wc.wr_id == 10 && wc.status == IBV_WC_LOC_LEN_ERR,
-			"round %d: receiver's completion %#llx %s", i, (ull)wc.wr_id,
-			ibv_wc_status_str(wc.status));
-		if (!spin_wc(a->scq, &wc)) {
-			t_fail("round %d: no send completion", i);
-			return;
-		}
-		t_check(!ibv_query_qp(a->qp, &qa, IBV_QP_STATE, &qi), "ibv_query_qp");
-		sa = qa.qp_state;
-		t_check(wc.wr_id == 1 && wc.status == IBV_WC_REM_INV_REQ_ERR,
-			"round %d: requester's completion %#llx %s", i, (ull)wc.wr_id,
-			ibv_wc_status_str(wc.status));
 		t_check(sb == IBV_QPS_ERR && sa == IBV_QPS_ERR,
 			"round %d: at their error completions the receiver was in state %d, "
 			"the requester in %d, expected %d", i, sb, sa, IBV_QPS_ERR);
