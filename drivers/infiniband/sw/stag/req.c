@@ -161,6 +161,7 @@ static void complete_send(struct stag_qp *qp, const struct stag_send *s)
 		.port_num = STAG_PORT_NUM,
 	};
 
+	lockdep_assert_held(&qp->sq.mutex);
 	if (s->status == IB_WC_SUCCESS && !qp->sq.sig_all &&
 	    !(wqe->hdr.send_flags & IB_SEND_SIGNALED))
 		return;
