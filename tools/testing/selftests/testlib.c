@@ -294,10 +294,18 @@ static int case_wait(pid_t pid, int limit, int *status)
  *
  * A case that hangs, crashes or leaks cannot take the next ones with it.
  * The child prints the verdict; one that dies without it fails here. A
- * case of CASE_SLOW seconds or more says how long it took: where a run's
- * time goes, and whether a case near its limit is.
+ * case of CASE_SLOW seconds or more ($STAG_CASE_SLOW if set: 0 names every
+ * case's time, for a profile of a suite) says how long it took: where a
+ * run's time goes, and whether a case near its limit is.
  */
 #define CASE_SLOW	5
+
+static double case_slow(void)
+{
+	const char *s = getenv("STAG_CASE_SLOW");
+
+	return s && *s ? atof(s) : CASE_SLOW;
+}
 
 void t_case_run(const char *name, int limit, const char *(*body)(const void *), const void *arg)
 {
@@ -330,7 +338,7 @@ void t_case_run(const char *name, int limit, const char *(*body)(const void *), 
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	took = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	if (took >= CASE_SLOW)
+	if (took >= case_slow())
 		printf("# the case took %.1f s\n", took);
 }
 
