@@ -42,9 +42,9 @@
 /*
  * An access holding inflight references is holding this map for read; an
  * invalidation waiting for them takes it for write. Invalidations run
- * under mmap_lock (munmap) and page locks (migration): an access that
- * faulted, taking mmap_lock, while it held a reference would be a
- * reported deadlock.
+ * under mmap_lock (munmap) and page locks (migration), and from reclaim:
+ * an access that faulted, taking mmap_lock, or allocated memory, entering
+ * reclaim, while it held a reference would be a reported deadlock.
  */
 #ifdef CONFIG_LOCKDEP
 static struct lock_class_key stag_odp_access_key;
