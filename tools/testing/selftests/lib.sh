@@ -10,8 +10,12 @@ T_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 # The end of the last verdict, or the suite's start, in microseconds
 # (whatever the locale's decimal point): a verdict that came 5 s or more
 # after it says how long, as testlib's C cases do, so that a CI log shows
-# where a suite's time went ($STAG_CASE_SLOW seconds if set, as there).
+# where a suite's time went ($STAG_CASE_SLOW seconds if set, as there;
+# whole seconds here).
 _t_last=${EPOCHREALTIME//[.,]/}
+_t_slow=${STAG_CASE_SLOW:-5}
+_t_slow=${_t_slow%%[.,]*}
+_t_slow=$(( ${_t_slow:-0} * 10 ))
 
 _t_report()
 {
@@ -21,7 +25,7 @@ _t_report()
 	[ -n "$detail" ] && printf '%s\n' "$detail" | head -20 | sed 's/^/#   /'
 	now=${EPOCHREALTIME//[.,]/}
 	tenths=$(( (now - _t_last) / 100000 ))
-	[ "$tenths" -ge $(( ${STAG_CASE_SLOW:-5} * 10 )) ] && echo "# the case took $((tenths / 10)).$((tenths % 10)) s"
+	[ "$tenths" -ge "$_t_slow" ] && echo "# the case took $((tenths / 10)).$((tenths % 10)) s"
 	_t_last=$now
 	return 0
 }
