@@ -131,6 +131,56 @@ static void rc_xfer(const void *arg)
 	expect_data(lb, seed, "client's buffer");
 }
 
+/*
+ * A 64 KiB WRITE from here, then a READ of it back: the WRITE's middle
+ * packets leave this host in bursts (net.c: one GSO skb, split before the
+ * NIC's driver), so sent_bursts grows and a burst carries two packets or
+ * more on average; the READ's responses leave the server's responder in
+ * bursts too. Every byte arrives either way. Only stag counts bursts: an
+ * rxe end is not asked.
+ */
+static void rc_bursts(const void *arg)
+{
+	const size_t len = 65536;
+	struct buf *lb = buf_new(len, LW);
+	struct counter mine, theirs;
+	struct ibv_send_wr wr;
+	long pkts0 = -1, pkts, bursts;
+	struct ibv_sge s;
+	struct rbuf rb;
+	struct end *e;
+	struct rqp r;
+
+	(void)arg;
+	if (!lb || !rbuf_new(&rb, len, LW | RW | RR, BLANK) ||
+	    !wire_pair(IBV_QPT_RC, false, &e, &r))
+		return;
+	fill(lb->data, len, SEED_C);
+	s = sge_of(lb, 0, len);
+	mine = counter_start(false, "sent_bursts", NULL);
+	if (mine.before >= 0)
+		pkts0 = hw_counter("sent_pkts");
+	wr = wr_remote(1, IBV_WR_RDMA_WRITE, &s, rb.addr, rb.rkey);
+	if (post(e, &wr) || !expect_wc(e->scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL, "WRITE"))
+		return;
+	rbuf_expect_fill(&rb, SEED_C, "server's buffer after the WRITE");
+	expect_counted(&mine, "the WRITE's packets went one by one");
+	if (mine.before >= 0) {
+		bursts = hw_counter("sent_bursts") - mine.before;
+		pkts = hw_counter("sent_pkts") - pkts0;
+		t_check(bursts > 0 && pkts >= 2 * bursts,
+			"%ld packets in %ld bursts: not two a burst", pkts, bursts);
+	}
+
+	memset(lb->data, 0, len);
+	theirs = counter_start(true, "sent_bursts", NULL);
+	wr = wr_remote(2, IBV_WR_RDMA_READ, &s, rb.addr, rb.rkey);
+	if (post(e, &wr) || !expect_wc(e->scq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, NULL, "READ"))
+		return;
+	expect_data(lb, SEED_C, "client's buffer after the READ");
+	expect_counted(&theirs, "the READ's responses went one by one");
+}
+
 /* ---- RC atomics ---- */
 
 static const struct atomic {
@@ -1140,6 +1190,8 @@ static const struct wire_case cases[] = {
 	{ "UD SEND to a multicast group: each of the server's two attached QPs takes it once, "
 	  "data and guards; a QP never attached and, after its detach, a member none",
 	  ud_mcast, NULL },
+	{ "RC RDMA_WRITE of 64 KiB, then a READ of it: the packets leave in bursts "
+	  "(sent_bursts, two packets a burst or more), byte for byte", rc_bursts, NULL },
 	{ "SRQ: the server's QP takes two multi-packet SENDs from its SRQ, in order",
 	  srq_recv, NULL },
 	{ "tag matching: a multi-packet EAGER into its tagged buffer, an unexpected one whole, "

@@ -20,6 +20,7 @@ static const struct rdma_stat_desc stag_counter_descs[] = {
 	[STAG_CNT_RCVD_PKTS].name		= "rcvd_pkts",
 	[STAG_CNT_SENT_BYTES].name		= "sent_bytes",
 	[STAG_CNT_RCVD_BYTES].name		= "rcvd_bytes",
+	[STAG_CNT_SENT_BURSTS].name		= "sent_bursts",
 	[STAG_CNT_RETRANSMITS].name		= "retransmitted_pkts",
 	[STAG_CNT_ACK_TIMEOUTS].name		= "ack_timeouts",
 	[STAG_CNT_DUP_REQ].name			= "duplicate_requests",

@@ -400,6 +400,8 @@ int stag_roce_qp_init(struct stag_qp *qp)
 	skb_queue_head_init(&qp->roce.rx_req);
 	skb_queue_head_init(&qp->roce.rx_resp);
 	atomic_set(&qp->roce.tx_skbs, 0);
+	memset(&qp->roce.tx_req, 0, sizeof(qp->roce.tx_req));
+	memset(&qp->roce.tx_resp, 0, sizeof(qp->roce.tx_resp));
 	return dst_cache_init(&qp->roce.dst, GFP_KERNEL);
 }
 
@@ -408,6 +410,8 @@ void stag_roce_qp_uninit(struct stag_qp *qp)
 {
 	skb_queue_purge(&qp->roce.rx_req);
 	skb_queue_purge(&qp->roce.rx_resp);
+	/* Each side sends what it gathered before it lets go of its lock. */
+	WARN_ON_ONCE(qp->roce.tx_req.n || qp->roce.tx_resp.n);
 	dst_cache_destroy(&qp->roce.dst);
 }
 
@@ -526,6 +530,14 @@ static void tx_done(struct sk_buff *skb)
 {
 	struct stag_qp *qp = skb_shinfo(skb)->destructor_arg;
 
+	/*
+	 * Once only. A packet of a batch's frag list (stag_net_xmit_batch())
+	 * has its head state released when the stack splits the list
+	 * (skb_segment_list()), which leaves the destructor set, and again
+	 * when it is freed.
+	 */
+	skb->destructor = NULL;
+
 	if (atomic_dec_return(&qp->roce.tx_skbs) <= STAG_ROCE_TX_LOW &&
 	    test_bit(STAG_ROCE_TX_BLOCKED, &qp->roce.flags) &&
 	    test_and_clear_bit(STAG_ROCE_TX_BLOCKED, &qp->roce.flags))
@@ -547,13 +559,34 @@ struct sk_buff *stag_roce_alloc(struct stag_qp *qp, unsigned int len)
 	return stag_net_alloc(to_stag_dev(qp->ibqp.device), len, GFP_ATOMIC);
 }
 
+/* The packet holds a reference to the QP until the stack frees it. */
+static void hold(struct stag_qp *qp, struct sk_buff *skb)
+{
+	stag_qp_get(qp);
+	atomic_inc(&qp->roce.tx_skbs);
+	skb_shinfo(skb)->destructor_arg = qp;
+	skb->destructor = tx_done;
+}
+
+/* @n packets of @bytes in all went (@lost of them did not), @burst as one. */
+static void sent(struct stag_qp *qp, unsigned int n, unsigned int bytes, unsigned int lost,
+		 bool burst)
+{
+	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
+
+	while (lost--)
+		stag_count_drop(sdev, STAG_CNT_DROP_TX, qp->ibqp.qp_num);
+	stag_count_add(sdev, STAG_CNT_SENT_PKTS, n);
+	stag_count_add(sdev, STAG_CNT_SENT_BYTES, bytes);
+	if (burst)
+		stag_count(sdev, STAG_CNT_SENT_BURSTS);
+}
+
 /**
  * stag_roce_xmit() - send a QP's packet
  * @qp: the QP
  * @path: where it goes (the QP's for RC and UC, a WQE's for UD)
  * @skb: from stag_roce_alloc(), filled but for the ICRC; consumed
- *
- * The packet holds a reference to the QP until the stack frees it.
  *
  * Return: 0, or the errno of a packet that could not go (it is counted).
  */
@@ -562,18 +595,55 @@ int stag_roce_xmit(struct stag_qp *qp, const struct stag_path *path, struct sk_b
 	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
 	unsigned int len = skb->len;
 	bool connected = path == &qp->roce.path;
+
 	int ret;
 
-	stag_qp_get(qp);
-	atomic_inc(&qp->roce.tx_skbs);
-	skb_shinfo(skb)->destructor_arg = qp;
-	skb->destructor = tx_done;
+	hold(qp, skb);
 	ret = stag_net_xmit(sdev, path, connected ? &qp->roce.dst : NULL, skb);
-	if (ret) {
-		stag_count_drop(sdev, STAG_CNT_DROP_TX, qp->ibqp.qp_num);
-		return ret;
-	}
-	stag_count(sdev, STAG_CNT_SENT_PKTS);
-	stag_count_add(sdev, STAG_CNT_SENT_BYTES, len);
-	return 0;
+	if (ret)
+		sent(qp, 0, 0, 1, false);
+	else
+		sent(qp, 1, len, 0, false);
+	return ret;
+}
+
+/**
+ * stag_roce_flush() - send the packets a connected QP gathered
+ * @qp: the QP
+ * @b: its requester's batch or its responder's, under the lock that
+ *	side holds
+ *
+ * Lost packets are counted, as stag_roce_xmit() counts them.
+ */
+void stag_roce_flush(struct stag_qp *qp, struct stag_net_batch *b)
+{
+	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
+	unsigned int n = b->n, len = b->len, lost;
+	bool burst;
+
+	if (!n)
+		return;
+	lost = stag_net_xmit_batch(sdev, &qp->roce.path, &qp->roce.dst, b, &burst);
+	sent(qp, n - lost, (n - lost) * len, lost, burst);
+}
+
+/**
+ * stag_roce_queue() - send a connected QP's packet with those after it
+ * @qp: the QP
+ * @b: as for stag_roce_flush()
+ * @skb: as for stag_roce_xmit()
+ *
+ * The packet waits in @b for the next of its length, and goes with them
+ * at the latest when the side that sends it calls stag_roce_flush(),
+ * before it lets go of its lock: what it sends otherwise (an ACK, a
+ * packet of another length) flushes @b first, and keeps the order.
+ */
+void stag_roce_queue(struct stag_qp *qp, struct stag_net_batch *b, struct sk_buff *skb)
+{
+	hold(qp, skb);
+	if (stag_net_batch_add(b, skb))
+		return;
+	stag_roce_flush(qp, b);
+	/* An empty batch takes any packet. */
+	stag_net_batch_add(b, skb);
 }

@@ -37,6 +37,9 @@ struct stag_roce_qp {
 	/* RC, UC: set at RTR, read by both sides. */
 	struct stag_path path;
 	struct dst_cache dst;
+	/* Packets on their way out, under sq.mutex and resp_mutex. */
+	struct stag_net_batch tx_req;
+	struct stag_net_batch tx_resp;
 	bool wire;		/* the QP's peer is reached through the wire */
 };
 
@@ -65,6 +68,8 @@ void stag_roce_path(struct stag_path *path, const struct stag_av *av, u32 lqpn, 
 bool stag_roce_tx_room(struct stag_qp *qp);
 struct sk_buff *stag_roce_alloc(struct stag_qp *qp, unsigned int len);
 int stag_roce_xmit(struct stag_qp *qp, const struct stag_path *path, struct sk_buff *skb);
+void stag_roce_queue(struct stag_qp *qp, struct stag_net_batch *b, struct sk_buff *skb);
+void stag_roce_flush(struct stag_qp *qp, struct stag_net_batch *b);
 u32 stag_roce_mtu(struct stag_qp *qp);
 u8 stag_roce_class(const struct stag_qp *qp);
 bool stag_roce_loopback_allowed(void);

@@ -210,8 +210,14 @@ static int send_packet(struct stag_qp *qp, struct stag_send *s, u32 psn)
 		qp->sq.goback_sent = true;
 	if (stag_psn_cmp(end, qp->sq.hi_psn) >= 0)
 		qp->sq.hi_psn = stag_psn_add(end, 1);
-	/* A packet the stack dropped is a packet lost on the wire. */
-	stag_roce_xmit(qp, path, skb);
+	/*
+	 * A packet the stack dropped is a packet lost on the wire. A
+	 * connection's go in bursts: the push that sends them flushes.
+	 */
+	if (path == &qp->roce.path)
+		stag_roce_queue(qp, &qp->roce.tx_req, skb);
+	else
+		stag_roce_xmit(qp, path, skb);
 	return 0;
 }
 
@@ -299,6 +305,7 @@ static void rc_push(struct stag_qp *qp)
 		else
 			s->next_psn = stag_psn_add(s->next_psn, 1);
 	}
+	stag_roce_flush(qp, &qp->roce.tx_req);
 	/* The local ACK timeout runs from the oldest packet not acknowledged. */
 	if (sq->una != sq->hi_psn && !timer_pending(&sq->timer))
 		stag_req_arm(qp, stag_req_ack_timeout(READ_ONCE(qp->attr.timeout)));
@@ -748,6 +755,7 @@ static void unreliable_push(struct stag_qp *qp)
 		if (all_sent(s))
 			stag_req_done(qp, s, IB_WC_SUCCESS);
 	}
+	stag_roce_flush(qp, &qp->roce.tx_req);
 }
 
 static void unreliable_expire(struct stag_qp *qp)

@@ -72,6 +72,8 @@ static void send_aeth(struct stag_qp *qp, u8 opcode, u8 syndrome, u32 psn, u64 o
 	if (!skb)
 		return;
 	stag_pkt_build(skb->data, &p);
+	/* After the read responses before it. */
+	stag_roce_flush(qp, &qp->roce.tx_resp);
 	stag_roce_xmit(qp, &qp->roce.path, skb);
 }
 
@@ -562,7 +564,7 @@ static bool reply_one(struct stag_qp *qp)
 		return true;
 	}
 	memset(skb->data + hlen + len, 0, p.pad);
-	stag_roce_xmit(qp, &qp->roce.path, skb);
+	stag_roce_queue(qp, &qp->roce.tx_resp, skb);
 	rd->psn = stag_psn_add(rd->psn, 1);
 	rd->va += len;
 	rd->left -= len;
@@ -862,6 +864,7 @@ void stag_roce_resp_run(struct stag_qp *qp)
 		kfree_skb(skb);
 	}
 	flush_ack(qp);
+	stag_roce_flush(qp, &qp->roce.tx_resp);
 	if (!budget)
 		stag_qp_kick(qp);
 out_unlock:
