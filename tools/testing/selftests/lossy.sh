@@ -45,18 +45,22 @@ profiles=${STAG_LOSSY_PROFILES:-loss1 loss5 reorder dup corrupt all}
 
 pair_setup "a faulty link" || exit 0
 
-# netem_set SPEC: both egresses suffer SPEC ("" lifts it).
+# netem_set SPEC: both egresses suffer SPEC ("" lifts it). stag sends
+# packet by packet meanwhile (stag.tx_bursts=N): netem sits above the
+# driver and would fault a burst (one GSO skb) whole, where a faulty link
+# faults packets.
+bursts=/sys/module/stag/parameters/tx_bursts
 netem_set()
 {
 	local here there
 
 	if [ -z "$1" ]; then
-		here="tc qdisc del dev $netdev root 2>/dev/null; true"
+		here="tc qdisc del dev $netdev root 2>/dev/null; echo Y >$bursts; true"
 		# shellcheck disable=SC2016 # expanded in the peer
-		there='tc qdisc del dev $(dev_netdev @DEV@) root 2>/dev/null; true'
+		there="tc qdisc del dev \$(dev_netdev @DEV@) root 2>/dev/null; echo Y >$bursts; true"
 	else
-		here="tc qdisc replace dev $netdev root netem $1"
-		there="tc qdisc replace dev \$(dev_netdev @DEV@) root netem $1"
+		here="echo N >$bursts && tc qdisc replace dev $netdev root netem $1"
+		there="echo N >$bursts && tc qdisc replace dev \$(dev_netdev @DEV@) root netem $1"
 	fi
 	bash -c "$here" || return 1
 	peer_run "$there" "$tmp/tc" || { cat "$tmp/tc"; return 1; }

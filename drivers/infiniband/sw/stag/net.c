@@ -356,14 +356,23 @@ VISIBLE_IF_KUNIT struct sk_buff *stag_net_batch_build(struct stag_net_batch *b,
 }
 EXPORT_SYMBOL_IF_KUNIT(stag_net_batch_build);
 
+static bool tx_bursts = true;
+module_param(tx_bursts, bool, 0644);
+MODULE_PARM_DESC(tx_bursts,
+		 "A connection's packets go to the stack in bursts, split before the driver (default: Y)");
+
 /*
- * Would @dev take a batch whole? Then a capture on it (tcpdump on lo, or a
- * veth, or a bridge) would show the batch as one packet, and the host
- * receiving it would split it: not worth it where no driver waits.
+ * May a burst go to @dev as one skb? Not to a device that would take it
+ * whole (lo, veth, a bridge): a capture there would show the burst as one
+ * packet, and the host receiving it would split it, with no driver to
+ * save a doorbell. Nor when told not to: a qdisc above the driver, netem
+ * for one, sees a burst as one packet, and would lose, duplicate or delay
+ * it whole (lossy.sh and the bench's loss rows set tx_bursts=N).
  */
-static bool takes_lists(const struct net_device *dev)
+static bool bursts_ok(const struct net_device *dev)
 {
-	return net_gso_ok(dev->features, SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST);
+	return READ_ONCE(tx_bursts) &&
+	       !net_gso_ok(dev->features, SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST);
 }
 
 /**
@@ -375,8 +384,8 @@ static bool takes_lists(const struct net_device *dev)
  * @burst: set when they went as one skb (stag_net_batch_build())
  *
  * They go as one skb to a device that the stack splits them for, just
- * before its driver: a NIC's, a virtio device's. To a device that would
- * take them whole (takes_lists()) they go one by one.
+ * before its driver: a NIC's, a virtio device's. Otherwise (bursts_ok())
+ * they go one by one.
  *
  * Context: as stag_net_xmit().
  * Return: how many of them could not go (no route, dropped on the way
@@ -398,7 +407,7 @@ unsigned int stag_net_xmit_batch(struct stag_dev *sdev, const struct stag_path *
 	if (IS_ERR(dst)) {
 		kfree_skb_list(b->head);
 		lost = n;
-	} else if (n > 1 && !takes_lists(dst->dev)) {
+	} else if (n > 1 && bursts_ok(dst->dev)) {
 		*burst = true;
 		/* net_xmit_eval() evaluates its argument twice. */
 		ret = output(path, dst, stag_net_batch_build(b, path));
