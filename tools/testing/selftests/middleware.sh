@@ -140,8 +140,33 @@ sent_pkts()
 	if [ $wire = 1 ]; then cat "$counter"; else echo 0; fi
 }
 
+# counters_at FILE: this device's counters, one "name value" a line.
+counters_at()
+{
+	local f
+
+	for f in "${counter%/*}"/*; do
+		[ -r "$f" ] && echo "${f##*/} $(cat "$f")"
+	done >"$1" 2>/dev/null
+}
+
+# counters_grown FILE: the counters that grew since counters_at FILE, on
+# one comment line: what a slow or failed case had to do (retransmissions,
+# timeouts, drops).
+counters_grown()
+{
+	local now=$tmp/counters-now
+
+	[ $wire = 1 ] || return 0
+	counters_at "$now"
+	awk 'NR == FNR { was[$1] = $2; next }
+	     $2 != was[$1] { d = d " " $1 "=+" ($2 - was[$1]) }
+	     END { if (d != "") print "# counters grown:" d }' "$1" "$now"
+}
+
 # verdict NAME WHY SENT0: reports NAME, failed when WHY says something, or
-# when on the wire the case moved no packet through the device.
+# when on the wire the case moved no packet through the device; then the
+# counters the case moved (since counters_at $tmp/counters0).
 verdict()
 {
 	local name=$1 why=$2 sent0=$3
@@ -154,6 +179,7 @@ verdict()
 	else
 		_t_report "not ok" "$name" "$why"
 	fi
+	counters_grown "$tmp/counters0"
 }
 
 # pair NAME CHECK SERVER... -- CLIENT...: SERVER in the background (here
@@ -172,6 +198,7 @@ pair()
 	shift
 	cli=("$@")
 	sent0=$(sent_pkts)
+	counters_at "$tmp/counters0"
 
 	# serve_start word-splits its command here and hands it to bash in
 	# the peer: quoted once, for the peer.
@@ -257,6 +284,7 @@ mpi()
 	name="Open MPI over UCX $tls: 2 ranks$name, 0 B to 4 MiB, every byte and guard checked"
 
 	sent0=$(sent_pkts)
+	counters_at "$tmp/counters0"
 	if [ "$SERVE_PEER" = 1 ]; then
 		# Open MPI tells the ranks' hosts apart by name.
 		there hostname stag-peer "$tmp/mpi-peer"
@@ -342,6 +370,7 @@ nvme_case()
 	local blk="" sent0 why="" out fio=$tmp/fio
 
 	sent0=$(sent_pkts)
+	counters_at "$tmp/counters0"
 	if ! modprobe -a nvme-rdma 2>"$tmp/nvme"; then
 		_t_report "not ok" "NVMe-oF: the host's modules" "$(cat "$tmp/nvme")"
 		return
@@ -397,6 +426,7 @@ nfs_case()
 	local mnt=/mnt/stag-nfs sent0 why="" out sum
 
 	sent0=$(sent_pkts)
+	counters_at "$tmp/counters0"
 	if ! modprobe -a rpcrdma nfsv4 2>"$tmp/nfs"; then
 		_t_report "not ok" "NFS over RDMA: the client's modules" "$(cat "$tmp/nfs")"
 		return
