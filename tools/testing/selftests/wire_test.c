@@ -181,6 +181,67 @@ static void rc_bursts(const void *arg)
 	expect_counted(&theirs, "the READ's responses went one by one");
 }
 
+/*
+ * A READ of 1 MiB + 7 bytes, and behind it a FETCH_AND_ADD, max_rd_atomic
+ * 1 at both ends (wire_pair()). A stag requester asks for a long read in
+ * parts (roce_req.c: read_part()), so that no request has the responder
+ * send more than the window of 64 KiB: it sends one READ request per 64
+ * KiB at least, where one for the whole read let a responder's bursts
+ * overflow the receiving host (UCX's rendezvous slowed fivefold). The
+ * parts, one after another, share the read's one slot of max_rd_atomic:
+ * the atomic waits for the read's end. Both complete; the data arrives
+ * byte for byte.
+ */
+static void rc_read_parts(const void *arg)
+{
+	const size_t len = (1 << 20) + 7;
+	const uint64_t before = 0x0123456789abcdefULL, add = 0x10;
+	struct buf *lb = buf_new(len, LW), *res = buf_new(8, LW);
+	struct ibv_send_wr wr[2];
+	struct ibv_sge s[2];
+	struct rbuf rb, ra;
+	long sent0 = -1, sent;
+	uint8_t want[64];
+	struct end *e;
+	struct rqp r;
+	uint64_t old;
+
+	(void)arg;
+	if (!lb || !res || !rbuf_new(&rb, len, LW | RR, SEED_S) ||
+	    !rbuf_new(&ra, sizeof(want), LW | RA, SEED_S) || !rbuf_put(&ra, 16, &before, 8) ||
+	    !wire_pair(IBV_QPT_RC, false, &e, &r))
+		return;
+	if (is_stag())
+		sent0 = hw_counter("sent_pkts");
+	s[0] = sge_of(lb, 0, len);
+	s[1] = sge_of(res, 0, 8);
+	wr[0] = wr_remote(1, IBV_WR_RDMA_READ, &s[0], rb.addr, rb.rkey);
+	wr[0].next = &wr[1];
+	wr[1] = wr_send(2, &s[1], 1);
+	wr[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr[1].wr.atomic.remote_addr = ra.addr + 16;
+	wr[1].wr.atomic.rkey = ra.rkey;
+	wr[1].wr.atomic.compare_add = add;
+	if (post(e, &wr[0]) ||
+	    !expect_wc(e->scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, NULL, "READ") ||
+	    !expect_wc(e->scq, 2, IBV_WC_SUCCESS, IBV_WC_FETCH_ADD, NULL, "FETCH_AND_ADD"))
+		return;
+	expect_data(lb, SEED_S, "client's buffer after the READ");
+	memcpy(&old, res->data, 8);
+	t_check(old == before, "FETCH_AND_ADD returned %#llx, expected %#llx", (ull)old,
+		(ull)before);
+	fill(want, sizeof(want), SEED_S);
+	old = before + add;
+	memcpy(want + 16, &old, 8);
+	rbuf_expect(&ra, want, "server's atomic target and the bytes around it");
+	if (sent0 >= 0) {
+		sent = hw_counter("sent_pkts") - sent0;
+		t_check(sent >= (long)((len + 65535) / 65536) + 1,
+			"%ld requests for a READ of %zu bytes and an atomic: more than 64 KiB "
+			"asked at once", sent, len);
+	}
+}
+
 /* ---- RC atomics ---- */
 
 static const struct atomic {
@@ -1192,6 +1253,9 @@ static const struct wire_case cases[] = {
 	  ud_mcast, NULL },
 	{ "RC RDMA_WRITE of 64 KiB, then a READ of it: the packets leave in bursts "
 	  "(sent_bursts, two packets a burst or more), byte for byte", rc_bursts, NULL },
+	{ "RC RDMA_READ of 1 MiB+7 bytes and a FETCH_AND_ADD behind it, max_rd_atomic 1: "
+	  "asked for 64 KiB at most at a time, both complete, byte for byte", rc_read_parts,
+	  NULL },
 	{ "SRQ: the server's QP takes two multi-packet SENDs from its SRQ, in order",
 	  srq_recv, NULL },
 	{ "tag matching: a multi-packet EAGER into its tagged buffer, an unexpected one whole, "

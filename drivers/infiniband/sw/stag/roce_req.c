@@ -15,6 +15,9 @@
  * part whose response did not arrive. At most max_rd_atomic reads,
  * atomics and atomic writes are outstanding (an atomic write is answered
  * like a read, by an empty read response, and its responder keeps it).
+ * A read longer than the window is asked for in parts of a window, one
+ * read request after another: the responder, which nothing acknowledges,
+ * sends no more than the requester can take (see read_part()).
  *
  * UC and UD: a send's packets go out once, and then it is done.
  *
@@ -77,6 +80,34 @@ static u32 read_resume_psn(const struct stag_send *s, u32 mtu)
 	return stag_psn_add(s->first_psn, div_u64(s->placed, mtu));
 }
 
+/*
+ * The responses one read request asks for: a window. A read's responses
+ * come at the responder's full speed, and no ACK paces them; one request
+ * for a whole long read (a megabyte: a thousand packets) floods the
+ * requester's host, and every response lost there costs the rest of the
+ * read again (UCX's rendezvous moved 2.4 bytes for each one delivered,
+ * and took five times as long). Asked for in parts, one after another
+ * (in_window()), a read has a window in flight at most, and holds its one
+ * responder resource. The parts fall at fixed places, so that a part
+ * asked again is a duplicate of the request that asked it first (IBA
+ * 9.7.5.2.9: no more than what that one asked). Half a window, two parts
+ * in flight, took two responder resources and went slower on a link that
+ * reorders: a request overtaken by the next costs both parts again.
+ */
+static u32 read_part(struct stag_qp *qp)
+{
+	return window(qp);
+}
+
+/* The last PSN of the part of read @s that holds @psn. */
+static u32 part_end(struct stag_qp *qp, const struct stag_send *s, u32 psn)
+{
+	u32 part = read_part(qp), idx = (psn - s->first_psn) & STAG_PSN_MASK;
+	u32 end = stag_psn_add(s->first_psn, (idx / part + 1) * part - 1);
+
+	return stag_psn_cmp(end, s->last_psn) > 0 ? s->last_psn : end;
+}
+
 /* ---- building request packets ---- */
 
 /* The headers a send's packet at @psn carries, and its payload's place. */
@@ -125,7 +156,9 @@ static void request_headers(struct stag_qp *qp, const struct stag_send *s, u32 p
 
 		p->va = wqe->hdr.wr.rdma.remote_addr + done;
 		p->rkey = wqe->hdr.wr.rdma.rkey;
-		p->dmalen = wqe->length - done;
+		/* To the end of its part: the last response may be short. */
+		p->dmalen = min_t(u64, wqe->length - done,
+				  (u64)(((part_end(qp, s, psn) - psn) & STAG_PSN_MASK) + 1) * mtu);
 	} else if (stag_wqe_is_write(op) && first) {
 		p->va = wqe->hdr.wr.rdma.remote_addr;
 		p->rkey = wqe->hdr.wr.rdma.rkey;
@@ -202,8 +235,8 @@ static int send_packet(struct stag_qp *qp, struct stag_send *s, u32 psn)
 		stag_roce_path(&ud_path, &s->wqe.av, qp->ibqp.qp_num, p.qpn);
 		path = &ud_path;
 	}
-	/* A read's request stands for the PSNs of all its responses. */
-	end = s->wqe.hdr.opcode == IB_WR_RDMA_READ ? s->last_psn : psn;
+	/* A read's request stands for the PSNs of all the responses it asks for. */
+	end = s->wqe.hdr.opcode == IB_WR_RDMA_READ ? part_end(qp, s, psn) : psn;
 	if (stag_psn_cmp(psn, qp->sq.hi_psn) < 0)
 		stag_count(dev_of(qp), STAG_CNT_RETRANSMITS);
 	if (psn == qp->sq.goback_psn)
@@ -225,9 +258,9 @@ static int send_packet(struct stag_qp *qp, struct stag_send *s, u32 psn)
 
 /*
  * May the send's next packet go? Its PSN must lie in the window; a read's
- * request stands for all of its responses, which must fit too, unless it
- * is the oldest thing waiting (a read larger than the window still goes,
- * alone).
+ * request stands for the responses it asks for, which must fit too, unless
+ * it is the oldest thing waiting. A read's part, a window long, so waits
+ * until every response of the part before it came.
  */
 static bool in_window(struct stag_qp *qp, const struct stag_send *s)
 {
@@ -237,7 +270,7 @@ static bool in_window(struct stag_qp *qp, const struct stag_send *s)
 		return false;
 	if (s->wqe.hdr.opcode != IB_WR_RDMA_READ || s->next_psn == qp->sq.una)
 		return true;
-	return stag_psn_cmp(s->last_psn, end) < 0;
+	return stag_psn_cmp(part_end(qp, s, s->next_psn), end) < 0;
 }
 
 static bool rc_start(struct stag_qp *qp, struct stag_send *s)
@@ -285,8 +318,12 @@ static void rc_push(struct stag_qp *qp)
 			continue;
 		}
 		/* Responses placed since a go-back need not be asked for again. */
-		if (s->wqe.hdr.opcode == IB_WR_RDMA_READ)
-			s->next_psn = read_resume_psn(s, stag_roce_mtu(qp));
+		if (s->wqe.hdr.opcode == IB_WR_RDMA_READ) {
+			u32 resume = read_resume_psn(s, stag_roce_mtu(qp));
+
+			if (stag_psn_cmp(resume, s->next_psn) > 0)
+				s->next_psn = resume;
+		}
 		if (!in_window(qp, s) || !stag_roce_tx_room(qp))
 			break;
 		ret = send_packet(qp, s, s->next_psn);
@@ -301,7 +338,7 @@ static void rc_push(struct stag_qp *qp)
 			break;
 		}
 		if (s->wqe.hdr.opcode == IB_WR_RDMA_READ)
-			s->next_psn = stag_psn_add(s->last_psn, 1);
+			s->next_psn = stag_psn_add(part_end(qp, s, s->next_psn), 1);
 		else
 			s->next_psn = stag_psn_add(s->next_psn, 1);
 	}
