@@ -607,6 +607,21 @@ int stag_roce_xmit(struct stag_qp *qp, const struct stag_path *path, struct sk_b
 	return ret;
 }
 
+/*
+ * A batch belongs to one side of its QP: the requester's is used under
+ * sq.mutex, the responder's under resp_mutex. Two sides on one batch would
+ * interleave their packets, and lose some.
+ */
+static void assert_batch_owned(struct stag_qp *qp, struct stag_net_batch *b)
+{
+	if (b == &qp->roce.tx_req)
+		lockdep_assert_held(&qp->sq.mutex);
+	else if (b == &qp->roce.tx_resp)
+		lockdep_assert_held(&qp->resp_mutex);
+	else
+		WARN_ON_ONCE(1);
+}
+
 /**
  * stag_roce_flush() - send the packets a connected QP gathered
  * @qp: the QP
@@ -621,6 +636,7 @@ void stag_roce_flush(struct stag_qp *qp, struct stag_net_batch *b)
 	unsigned int n = b->n, len = b->len, lost;
 	bool burst;
 
+	assert_batch_owned(qp, b);
 	if (!n)
 		return;
 	lost = stag_net_xmit_batch(sdev, &qp->roce.path, &qp->roce.dst, b, &burst);
@@ -640,6 +656,7 @@ void stag_roce_flush(struct stag_qp *qp, struct stag_net_batch *b)
  */
 void stag_roce_queue(struct stag_qp *qp, struct stag_net_batch *b, struct sk_buff *skb)
 {
+	assert_batch_owned(qp, b);
 	hold(qp, skb);
 	if (stag_net_batch_add(b, skb))
 		return;
