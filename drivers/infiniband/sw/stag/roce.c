@@ -595,7 +595,6 @@ int stag_roce_xmit(struct stag_qp *qp, const struct stag_path *path, struct sk_b
 	struct stag_dev *sdev = to_stag_dev(qp->ibqp.device);
 	unsigned int len = skb->len;
 	bool connected = path == &qp->roce.path;
-
 	int ret;
 
 	hold(qp, skb);
