@@ -140,14 +140,12 @@ sent_pkts()
 	if [ $wire = 1 ]; then cat "$counter"; else echo 0; fi
 }
 
-# counters_at FILE: this device's counters, one "name value" a line.
+# counters_at FILE: this device's counters, one "name value" a line. One
+# process for all of them: a cat each took 2 s of every case in a guest of
+# one vCPU under TCG (38 counters), twice a case.
 counters_at()
 {
-	local f
-
-	for f in "${counter%/*}"/*; do
-		[ -r "$f" ] && echo "${f##*/} $(cat "$f")"
-	done >"$1" 2>/dev/null
+	grep -H . "${counter%/*}"/* 2>/dev/null | sed 's|.*/\([^/:]*\):|\1 |' >"$1"
 }
 
 # counters_grown FILE: the counters that grew since counters_at FILE, on
