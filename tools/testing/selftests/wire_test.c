@@ -1228,6 +1228,92 @@ static void not_the_peer(const void *arg)
 	rbuf_expect_fill(&rb, SEED_C, "server's receive buffer after the peer's SEND");
 }
 
+/* ---- a QP that leaves the wire ---- */
+
+/*
+ * An RC QP connected to the server, then reset and connected to a QP of
+ * this host, which stag's loopback serves without packets. The server's
+ * QP still takes the client's address for its peer and SENDs on, to the
+ * very PSN the QP now expects: only the QP being off the wire tells the
+ * SEND from its new peer's. It must be refused (drop_not_peer), the
+ * server's SEND retried out, and the receive left for the new peer.
+ */
+static void left_the_wire(const void *arg)
+{
+	struct buf *got = buf_new(64, LW), *ly = buf_new(64, LW);
+	struct conn mine, theirs, ce, cy;
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct counter refused;
+	struct ibv_send_wr wr;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	struct end *e, *y;
+	struct rbuf rb;
+	struct rqp r;
+	int ret;
+
+	(void)arg;
+	if (!is_stag() || stag_wire() || stag_loopback()) {
+		if (!is_stag())
+			case_skip("the client is not stag: no loopback of its own");
+		else if (stag_wire())
+			case_skip("stag.loopback=0: every QP of this host is on the wire");
+		else
+			case_skip("the server is this device: no wire to leave");
+		return;
+	}
+	y = end_new(IBV_QPT_RC, NULL, true);
+	if (!got || !ly || !y || !rbuf_new(&rb, 64, LW, SEED_S) ||
+	    !wire_new(IBV_QPT_RC, false, &e, &r, &mine, &theirs))
+		return;
+	/* Retried out in a few tens of ms once nobody answers. */
+	theirs.timeout = QUICK_TIMEOUT;
+	theirs.retry_cnt = 3;
+	if (!wire_connect(e, &r, &mine, &theirs))
+		return;
+	s = sge_of(got, 0, 64);
+	if (post_recv(e, 1, &s, 1) || !rsend(&r, &rb, 0, 64, 1))
+		return;
+	if (expect_wc(e->rcq, 1, IBV_WC_SUCCESS, IBV_WC_RECV, &wc, "client, on the wire"))
+		expect_recv(&wc, 64, NULL, e->qp->qp_num, "client, on the wire");
+	expect_data(got, SEED_S, "the server's SEND on the wire");
+
+	/* RESET, then connected here, expecting the server's next PSN. */
+	ret = ibv_modify_qp(e->qp, &reset, IBV_QP_STATE);
+	if (ret) {
+		t_fail("client's QP to RESET: %s", strerror(ret));
+		return;
+	}
+	ce = conn_to(y->qp->qp_num, &gid);
+	cy = conn_to(e->qp->qp_num, &gid);
+	ce.rq_psn = (theirs.sq_psn + 1) & 0xffffff;
+	if (!pair_connect(e, &ce, y, &cy))
+		return;
+	fill(got->data, 64, BLANK);
+	if (post_recv(e, 2, &s, 1))
+		return;
+
+	refused = counter_start(false, "drop_not_peer", NULL);
+	if (!rpc(NULL, 0, "SEND %d 2 %d 0 64", r.id, rb.id))
+		return;
+	rexpect_wc(&r, 's', 2, IBV_WC_RETRY_EXC_ERR, -1, NULL,
+		   "server's SEND to the QP that left the wire");
+	expect_none(e->rcq, 0, "client's receive CQ after its old peer's SEND");
+	expect_data(got, BLANK, "client's receive buffer after its old peer's SEND");
+	expect_counted(&refused, "the old peer's SEND was taken");
+
+	/* Its new peer's SEND takes that receive. */
+	fill(ly->data, 64, SEED_C);
+	s = sge_of(ly, 0, 64);
+	wr = wr_send(3, &s, 1);
+	if (post(y, &wr))
+		return;
+	expect_wc(y->scq, 3, IBV_WC_SUCCESS, IBV_WC_SEND, NULL, "the new peer's SEND");
+	if (expect_wc(e->rcq, 2, IBV_WC_SUCCESS, IBV_WC_RECV, &wc, "client, from its new peer"))
+		expect_recv(&wc, 64, NULL, e->qp->qp_num, "client, from its new peer");
+	expect_data(got, SEED_C, "client's receive buffer after its new peer's SEND");
+}
+
 /* ---- running the cases ---- */
 
 struct wire_case {
@@ -1272,6 +1358,9 @@ static const struct wire_case cases[] = {
 	  "server hears nothing, its peer goes on", not_the_peer, "other address" },
 	{ "a stranger QP from the peer's own address, PSNs far ahead: the server hears "
 	  "nothing, its peer goes on", not_the_peer, NULL },
+	{ "an RC QP once on the wire, reset and connected to a QP of this host: its old "
+	  "peer's SEND to the PSN it expects is refused (drop_not_peer), its new peer's lands",
+	  left_the_wire, NULL },
 };
 
 static const char *run_one(const void *arg)

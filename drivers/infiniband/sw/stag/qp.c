@@ -642,6 +642,7 @@ static void reset_queues(struct stag_qp *qp)
 	mutex_lock(&qp->sq.mutex);
 	mutex_lock(&qp->resp_mutex);
 	stag_req_reset(qp);
+	stag_roce_qp_disconnect(qp);
 	skb_queue_purge(&qp->roce.rx_req);
 	skb_queue_purge(&qp->roce.rx_resp);
 	if (!qp->srq) {

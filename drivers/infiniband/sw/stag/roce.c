@@ -481,6 +481,26 @@ void stag_roce_qp_connect(struct stag_qp *qp)
 	smp_store_release(&qp->roce.wire, true);
 }
 
+/**
+ * stag_roce_qp_disconnect() - an RC or UC QP goes back to RESET
+ * @qp: the QP
+ *
+ * Its peer's packets are not its own any more. With the flag left up, a
+ * QP once on the wire, reset and connected to a QP of this host
+ * (loopback, no path of its own) went on taking the SENDs of its old
+ * peer's address; and connected on the wire again, its path was written
+ * while check_qp() could read it. Down here, up again at RTR once the new
+ * path is in place (stag_roce_qp_connect()).
+ *
+ * Context: under sq.mutex.
+ */
+void stag_roce_qp_disconnect(struct stag_qp *qp)
+{
+	lockdep_assert_held(&qp->sq.mutex);
+	/* Lowered, it publishes nothing: check_qp() then reads no path. */
+	WRITE_ONCE(qp->roce.wire, false);
+}
+
 /* ---- what goes out ---- */
 
 /* The opcode class of a QP's packets: RC, UC, XRC, or UD (GSI too). */

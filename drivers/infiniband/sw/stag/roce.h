@@ -62,6 +62,7 @@ bool stag_roce_up(void);
 int stag_roce_qp_init(struct stag_qp *qp);
 void stag_roce_qp_uninit(struct stag_qp *qp);
 void stag_roce_qp_connect(struct stag_qp *qp);
+void stag_roce_qp_disconnect(struct stag_qp *qp);
 int stag_roce_fill_res(struct sk_buff *msg, struct stag_qp *qp);
 void stag_roce_path(struct stag_path *path, const struct stag_av *av, u32 lqpn, u32 rqpn);
 

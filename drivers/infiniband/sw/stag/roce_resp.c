@@ -821,6 +821,14 @@ static bool takes_requests(const struct stag_qp *qp)
 {
 	enum ib_qp_state state = stag_qp_state(qp);
 
+	/*
+	 * A connected QP off the wire has no peer there: a packet checked
+	 * against its old path and queued as a RESET emptied the queue is
+	 * not for the QP connected since (a flag: nothing read under it).
+	 */
+	if (qp->ibqp.qp_type != IB_QPT_UD && qp->ibqp.qp_type != IB_QPT_GSI &&
+	    !READ_ONCE(qp->roce.wire))
+		return false;
 	return state == IB_QPS_RTR || state == IB_QPS_RTS || state == IB_QPS_SQD ||
 	       state == IB_QPS_SQE;
 }
