@@ -1249,17 +1249,19 @@ static void left_the_wire(const void *arg)
 	struct ibv_wc wc;
 	struct end *e, *y;
 	struct rbuf rb;
+	const char *why = NULL;
 	struct rqp r;
 	int ret;
 
 	(void)arg;
-	if (!is_stag() || stag_wire() || stag_loopback()) {
-		if (!is_stag())
-			case_skip("the client is not stag: no loopback of its own");
-		else if (stag_wire())
-			case_skip("stag.loopback=0: every QP of this host is on the wire");
-		else
-			case_skip("the server is this device: no wire to leave");
+	if (!is_stag())
+		why = "the client is not stag: no loopback of its own";
+	else if (stag_wire())
+		why = "stag.loopback=0: every QP of this host is on the wire";
+	else if (stag_loopback())
+		why = "the server is this device: no wire to leave";
+	if (why) {
+		case_skip(why);
 		return;
 	}
 	y = end_new(IBV_QPT_RC, NULL, true);
