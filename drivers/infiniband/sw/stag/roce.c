@@ -482,8 +482,8 @@ void stag_roce_qp_connect(struct stag_qp *qp)
 }
 
 /**
- * stag_roce_qp_disconnect() - an RC or UC QP goes back to RESET
- * @qp: the QP
+ * stag_roce_qp_disconnect() - a QP goes back to RESET
+ * @qp: the QP (an RC, UC or XRC one had the flag up; the others never do)
  *
  * Its peer's packets are not its own any more. With the flag left up, a
  * QP once on the wire, reset and connected to a QP of this host
