@@ -227,12 +227,17 @@ peer_start()
 	return "${rc:-255}"
 }
 
-# peer_wait OUT: the server's exit status; its output in OUT.
+# peer_wait OUT [GRACE]: the server's exit status; its output in OUT. Given
+# GRACE, the server is stopped if it has not ended within that many seconds.
 peer_wait()
 {
 	local word rc
 
-	echo WAIT >&"$PEER_FD"
+	if [ -n "${2:-}" ]; then
+		printf 'WAIT %s\n' "$(_b64 "$2")" >&"$PEER_FD"
+	else
+		echo WAIT >&"$PEER_FD"
+	fi
 	read -r word rc <<<"$(_peer_reply "$1")"
 	return "${rc:-255}"
 }
@@ -338,16 +343,29 @@ serve_start()
 	done
 }
 
-# serve_end CLIENT_STATUS OUT: the server's exit status, its output in OUT.
-# A server whose client failed may wait for it for ever: it is stopped.
+# serve_end CLIENT_STATUS OUT [GRACE]: the server's exit status, its output
+# in OUT. A server whose client failed may wait for it for ever: it is
+# stopped. Given GRACE, the server has that many seconds to end of itself,
+# and is then stopped (a receiver whose sender is known to have sent less
+# than it waits for).
 serve_end()
 {
+	local tries
+
 	if [ "$SERVE_PEER" = 1 ]; then
 		[ "$1" -ne 0 ] && peer_kill
-		peer_wait "$2"
+		peer_wait "$2" ${3:+"$3"}
 		return
 	fi
 	[ "$1" -ne 0 ] && kill "$SERVE_PID" 2>/dev/null
+	if [ -n "${3:-}" ]; then
+		tries=$(($3 * 10))
+		while kill -0 "$SERVE_PID" 2>/dev/null && [ "$tries" -gt 0 ]; do
+			sleep 0.1
+			tries=$((tries - 1))
+		done
+		kill "$SERVE_PID" 2>/dev/null
+	fi
 	wait "$SERVE_PID"
 }
 

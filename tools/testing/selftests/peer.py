@@ -11,8 +11,9 @@
 #                                until it passes: "READY", or "DEAD rc"
 #                                with the server's output when it exited
 #                                first or TIMEOUT passed
-#   WAIT                         the server's exit: "STATUS rc" and its
-#                                output
+#   WAIT [grace]                 the server's exit: "STATUS rc" and its
+#                                output; given GRACE seconds, the server
+#                                is stopped if it has not ended by then
 #   KILL                         stop the server (its client failed)
 #   RUN cmd                      run CMD to its end: "STATUS rc" and its
 #                                output
@@ -115,11 +116,15 @@ class Peer:
         data = self.output()
         self.reply('DEAD %d %d' % (rc, len(data)), data)
 
-    def wait(self):
+    def wait(self, grace=None):
         if not self.server:
             self.status(255, b'no server was started\n')
             return
-        rc = self.server.wait()
+        try:
+            rc = self.server.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            rc = self.server.wait()
         self.server = None
         self.status(rc, self.output())
 
@@ -141,7 +146,7 @@ class Peer:
             if words[0] == 'START':
                 self.start(args[0], args[1], int(args[2]))
             elif words[0] == 'WAIT':
-                self.wait()
+                self.wait(float(args[0]) if args else None)
             elif words[0] == 'KILL':
                 self.kill()
                 self.reply('OK')
