@@ -68,6 +68,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -96,6 +97,8 @@
 #define MCAST_QPN	0xffffffu
 #define OUR_TTL		37	/* the watch knows our own packets by it (the ICRC masks it) */
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define WATCH_BATCH	64	/* packets read by one recvmmsg() */
+#define WATCH_SNAP	128	/* bytes of each: IPv4, UDP, BTH and an extension header */
 
 /* ---- the seed's generator (xorshift64*) ---- */
 
@@ -236,63 +239,88 @@ static uint32_t group_qkey;
 
 static void flood_seen(const uint8_t *b, size_t n, const struct sockaddr_ll *from);
 
-/* Reads what the packet socket holds: packets to TARGET's port 4791. */
-static void watch(unsigned long now)
+/* One packet the packet socket held: to TARGET's port 4791, or passed over. */
+static void watched(const uint8_t *b, ssize_t n, const struct sockaddr_ll *from,
+		    unsigned long now)
 {
-	uint8_t b[128];
 	const struct iphdr *ip = (const void *)b;
 	const struct udphdr *uh;
 	const struct op *op;
 	uint32_t qpn, psn;
 	unsigned int i, old;
-	ssize_t n;
 
-	struct sockaddr_ll from;
-	socklen_t flen;
-
-	for (;;) {
-		flen = sizeof(from);
-		n = watch_fd < 0 ? -1 : recvfrom(watch_fd, b, sizeof(b), MSG_DONTWAIT,
-						 (struct sockaddr *)&from, &flen);
-		if (n <= 0)
-			break;
-		if (from.sll_protocol != htons(ETH_P_IP) || n < 20 + 8 + BTH_LEN ||
-		    ip->version != 4 || ip->ihl != 5 || ip->ttl == OUR_TTL ||
-		    ip->protocol != IPPROTO_UDP || ip->daddr != target.s_addr)
-			continue;
-		uh = (const void *)(b + 20);
-		if (ntohs(uh->dest) != ROCE_PORT)
-			continue;
-		flood_seen(b, n, &from);
-		qpn = (b[28 + 5] << 16 | b[28 + 6] << 8 | b[28 + 7]);
-		psn = (b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]);
-		/* An XRC request's XRCETH names an SRQ of TARGET's. */
-		op = op_of(b[28]);
-		if (op && (op->has & XRCETH) && n >= 28 + BTH_LEN + 4) {
-			memmove(srqns + 1, srqns, sizeof(srqns) - sizeof(srqns[0]));
-			srqns[0] = b[28 + BTH_LEN + 1] << 16 | b[28 + BTH_LEN + 2] << 8 |
-				   b[28 + BTH_LEN + 3];
-			if (nsrqns < ARRAY_SIZE(srqns))
-				nsrqns++;
-			xrc_seen++;
-		}
-		if (qpn == 1)
-			continue;
-		for (i = 0, old = 0; i < nlearnt && learnt[i].qpn != qpn; i++)
-			if (learnt[i].seen < learnt[old].seen)
-				old = i;
-		/* A QP not heard of lately is gone: the longest silent makes room. */
-		if (i == nlearnt && nlearnt < LEARNT_MAX)
-			nlearnt++;
-		else if (i == nlearnt)
-			i = old;
-		learnt[i] = (struct learnt){ qpn, psn, b[28] >> 5 == 0 || b[28] >> 5 == 5, now };
+	if (from->sll_protocol != htons(ETH_P_IP) || n < 20 + 8 + BTH_LEN ||
+	    ip->version != 4 || ip->ihl != 5 || ip->ttl == OUR_TTL ||
+	    ip->protocol != IPPROTO_UDP || ip->daddr != target.s_addr)
+		return;
+	uh = (const void *)(b + 20);
+	if (ntohs(uh->dest) != ROCE_PORT)
+		return;
+	flood_seen(b, n, from);
+	qpn = (b[28 + 5] << 16 | b[28 + 6] << 8 | b[28 + 7]);
+	psn = (b[28 + 9] << 16 | b[28 + 10] << 8 | b[28 + 11]);
+	/* An XRC request's XRCETH names an SRQ of TARGET's. */
+	op = op_of(b[28]);
+	if (op && (op->has & XRCETH) && n >= 28 + BTH_LEN + 4) {
+		memmove(srqns + 1, srqns, sizeof(srqns) - sizeof(srqns[0]));
+		srqns[0] = b[28 + BTH_LEN + 1] << 16 | b[28 + BTH_LEN + 2] << 8 |
+			   b[28 + BTH_LEN + 3];
+		if (nsrqns < ARRAY_SIZE(srqns))
+			nsrqns++;
+		xrc_seen++;
 	}
+	if (qpn == 1)
+		return;
+	for (i = 0, old = 0; i < nlearnt && learnt[i].qpn != qpn; i++)
+		if (learnt[i].seen < learnt[old].seen)
+			old = i;
+	/* A QP not heard of lately is gone: the longest silent makes room. */
+	if (i == nlearnt && nlearnt < LEARNT_MAX)
+		nlearnt++;
+	else if (i == nlearnt)
+		i = old;
+	learnt[i] = (struct learnt){ qpn, psn, b[28] >> 5 == 0 || b[28] >> 5 == 5, now };
+}
+
+/*
+ * Reads what the packet socket holds, WATCH_BATCH packets a call: a flood's
+ * responses come in thousands, and one call for each, on a debug kernel
+ * under TCG, left the flood's sends behind the responder's answers.
+ */
+static void watch(unsigned long now)
+{
+	static uint8_t b[WATCH_BATCH][WATCH_SNAP];
+	static struct sockaddr_ll from[WATCH_BATCH];
+	struct mmsghdr m[WATCH_BATCH];
+	struct iovec v[WATCH_BATCH];
+	int n, j;
+
+	if (watch_fd < 0)
+		return;
+	do {
+		for (j = 0; j < WATCH_BATCH; j++) {
+			v[j] = (struct iovec){ .iov_base = b[j], .iov_len = sizeof(b[j]) };
+			m[j].msg_hdr = (struct msghdr){ .msg_name = &from[j],
+							.msg_namelen = sizeof(from[j]),
+							.msg_iov = &v[j], .msg_iovlen = 1 };
+		}
+		n = recvmmsg(watch_fd, m, WATCH_BATCH, MSG_DONTWAIT, NULL);
+		for (j = 0; j < n; j++)
+			watched(b[j], m[j].msg_len, &from[j], now);
+	} while (n == WATCH_BATCH);
 }
 
 /* Only a socket for every protocol sees what this host sends, not just what it receives. */
-static int watch_open(const char *iface)
+static int watch_open(const char *iface, bool leaving_only)
 {
+	static struct sock_filter leaving[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, WATCH_SNAP),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	static const struct sock_fprog outgoing = { .len = ARRAY_SIZE(leaving),
+						    .filter = leaving };
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	int rcvbuf = 8 << 20;
 
@@ -302,6 +330,16 @@ static int watch_open(const char *iface)
 	if (watch_fd >= 0 &&
 	    setsockopt(watch_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
 		setsockopt(watch_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	/*
+	 * A flood counts only what leaves (flood_seen()): on lo the kernel
+	 * keeps the arriving copy of each packet out of the queue, and only
+	 * the first WATCH_SNAP bytes of the rest in it.
+	 */
+	if (watch_fd >= 0 && leaving_only &&
+	    setsockopt(watch_fd, SOL_SOCKET, SO_ATTACH_FILTER, &outgoing, sizeof(outgoing))) {
+		fprintf(stderr, "inject: SO_ATTACH_FILTER: %s\n", strerror(errno));
+		return -1;
+	}
 	if (watch_fd < 0 || !sll.sll_ifindex ||
 	    bind(watch_fd, (struct sockaddr *)&sll, sizeof(sll))) {
 		fprintf(stderr, "inject: watch %s: %s\n", iface, strerror(errno));
@@ -719,7 +757,7 @@ int main(int argc, char **argv)
 	crc_init();
 	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
 	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
-	if (fd < 0 || (iface && watch_open(iface))) {
+	if (fd < 0 || (iface && watch_open(iface, flood.on))) {
 		perror("inject: socket");
 		return 1;
 	}
