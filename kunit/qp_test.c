@@ -9,6 +9,7 @@
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/if_arp.h>
+#include <linux/ip.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -22,6 +23,7 @@
 #include "../port.h"
 #include "../qp.h"
 #include "../queue.h"
+#include "../roce.h"
 #include "../srq.h"
 #include "testdev.h"
 
@@ -717,6 +719,111 @@ static void stag_qp_kernel_stranger_dropped(struct kunit *test)
 	KUNIT_EXPECT_MEMEQ(test, dst, src, 8);
 }
 
+#define STALE_QKEY	0x11110000
+#define GRH_LEN		40
+
+/* A UD QP through INIT and RTR to RTS. */
+static int ud_ready(struct ib_qp *qp)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT, .port_num = 1, .qkey = STALE_QKEY };
+	int ret;
+
+	ret = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY);
+	a.qp_state = IB_QPS_RTR;
+	ret = ret ?: ib_modify_qp(qp, &a, IB_QP_STATE);
+	a.qp_state = IB_QPS_RTS;
+	return ret ?: ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+/*
+ * A UD SEND-only of @len bytes of @fill to @qpn as roce_rcv() hands it on:
+ * the data at the BTH, the IPv4 header before it; parsed into @p.
+ */
+static struct sk_buff *ud_packet(struct kunit *test, u32 qpn, u8 fill, u32 len,
+				 struct stag_pkt *p)
+{
+	struct stag_pkt in = {
+		.opcode = STAG_OP_UD | STAG_OP_SEND_ONLY, .pkey = 0xffff, .qpn = qpn, .psn = 1,
+		.qkey = STALE_QKEY, .src_qpn = 0x123, .pad = stag_pkt_pad(len),
+	};
+	u32 hlen = stag_pkt_ops[in.opcode].hlen;
+	struct sk_buff *skb = alloc_skb(sizeof(struct iphdr) + hlen + len + in.pad + STAG_ICRC_LEN,
+					GFP_KERNEL);
+	struct iphdr *iph;
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	iph = skb_put_zero(skb, sizeof(*iph));
+	iph->version = 4;
+	iph->ihl = 5;
+	iph->ttl = 64;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = htonl(0x0a000002);
+	iph->daddr = htonl(0x0a000001);
+	skb_reset_network_header(skb);
+	stag_pkt_build(skb_put(skb, hlen), &in);
+	memset(skb_put(skb, len), fill, len);
+	skb_put_zero(skb, in.pad + STAG_ICRC_LEN);
+	__skb_pull(skb, sizeof(*iph));
+	if (stag_pkt_parse(skb->data, skb->len, p)) {
+		kfree_skb(skb);
+		KUNIT_FAIL_AND_ABORT(test, "the packet built does not parse");
+	}
+	return skb;
+}
+
+/*
+ * deliver() reads the QP's number of RESETs, checks a packet for it, and
+ * queues it, holding nothing a RESET waits for. A packet checked, then
+ * queued only after the QP went through RESET and back to RTS (on the
+ * wire: connected again, perhaps to the same peer, whose old PSNs may fit)
+ * belongs to the QP's past: its work drops it, counted under
+ * drop_qp_state, and the receive posted since waits for a packet of its
+ * own. The test stands in deliver()'s gap, between the check and the
+ * queueing; the same packet checked after the RESET lands.
+ */
+static void stag_qp_kernel_stale_packet_dropped(struct kunit *test)
+{
+	struct rig *r = rig_create(test, "stagq10");
+	struct ib_qp *b = qp_create(test, r, IB_QPT_UD);
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	struct stag_dev *sdev = to_stag_dev(r->ibdev);
+	struct stag_qp *qp = to_stag_qp(b);
+	u8 *dst = kbuf(test, GRH_LEN + 8, 0xee);
+	struct stag_pkt p;
+	struct sk_buff *skb;
+	struct ib_wc wc;
+	u64 dropped;
+	u32 gen;
+	int i;
+
+	KUNIT_ASSERT_EQ(test, ud_ready(b), 0);
+	gen = stag_roce_qp_gen(qp);
+	skb = ud_packet(test, b->qp_num, 0x5a, 8, &p);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(b, &reset, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(test, ud_ready(b), 0);
+	KUNIT_EXPECT_NE(test, stag_roce_qp_gen(qp), gen);
+	KUNIT_ASSERT_EQ(test, post_recv(b, 60, dst, GRH_LEN + 8, r->pd->local_dma_lkey), 0);
+	dropped = stag_counter_read(sdev, STAG_CNT_DROP_QP_STATE);
+	if (!stag_roce_enqueue(qp, skb, &p, gen)) {
+		kfree_skb(skb);
+		KUNIT_FAIL_AND_ABORT(test, "the QP's queue is full");
+	}
+	for (i = 0; i < 200 && stag_counter_read(sdev, STAG_CNT_DROP_QP_STATE) == dropped; i++)
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, stag_counter_read(sdev, STAG_CNT_DROP_QP_STATE), dropped + 1);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(r->cq, 1, &wc), 0);
+	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(dst, 0xee, GRH_LEN + 8), NULL);
+
+	skb = ud_packet(test, b->qp_num, 0x5a, 8, &p);
+	if (!stag_roce_enqueue(qp, skb, &p, stag_roce_qp_gen(qp))) {
+		kfree_skb(skb);
+		KUNIT_FAIL_AND_ABORT(test, "the QP's queue is full");
+	}
+	expect_wc(test, r, 60, IB_WC_SUCCESS, IB_WC_RECV);
+	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(dst + GRH_LEN, 0x5a, 8), NULL);
+	KUNIT_EXPECT_EQ(test, stag_counter_read(sdev, STAG_CNT_DROP_QP_STATE), dropped + 1);
+}
+
 static struct kunit_case stag_qp_cases[] = {
 	KUNIT_CASE_PARAM(stag_qp_attr_values, attr_gen_params),
 	KUNIT_CASE(stag_qp_transitions),
@@ -733,6 +840,7 @@ static struct kunit_case stag_qp_cases[] = {
 	KUNIT_CASE(stag_qp_kernel_fast_reg_allocates_nothing),
 	KUNIT_CASE(stag_qp_shared_ring_outlives_mmap),
 	KUNIT_CASE(stag_qp_kernel_stranger_dropped),
+	KUNIT_CASE(stag_qp_kernel_stale_packet_dropped),
 	{}
 };
 

@@ -23,6 +23,7 @@
 #include <linux/udp.h>
 #include <net/addrconf.h>
 #include <net/udp_tunnel.h>
+#include <kunit/visibility.h>
 #include <rdma/restrack.h>
 
 #include "compat.h"
@@ -123,17 +124,59 @@ static bool icrc_ok(const struct sk_buff *skb)
 	       icrc == stag_pkt_icrc_rxe_flush(skb, skb->data);
 }
 
-/* Queues a checked packet for its QP's work; false when the queue is full. */
-static bool enqueue(struct stag_qp *qp, struct sk_buff *skb, const struct stag_pkt *p)
+/**
+ * stag_roce_qp_gen() - the number of a QP's RESETs, read before a check
+ * @qp: the QP
+ *
+ * Read before check_qp(): a packet checked against a path a RESET has
+ * since taken away then carries an older number than the QP's.
+ */
+u32 stag_roce_qp_gen(const struct stag_qp *qp)
+{
+	/* Pairs with stag_roce_qp_disconnect(): this number, then its flag. */
+	return smp_load_acquire(&qp->roce.gen);
+}
+EXPORT_SYMBOL_IF_KUNIT(stag_roce_qp_gen);
+
+/**
+ * stag_roce_stale() - was a queued packet checked before the QP's last RESET?
+ * @qp: the QP
+ * @skb: a packet from its rx_req or rx_resp queue
+ *
+ * The check (deliver()) and the queueing hold nothing a RESET waits for,
+ * and the RESET empties the queues between the two: a packet checked
+ * against the old connection can be queued after it, and the QP connected
+ * again since (on the wire, to the same port, the old peer's PSNs may fit
+ * the new connection). Dropped, counted under drop_qp_state.
+ *
+ * Context: the QP's work, under sq.mutex or resp_mutex (either keeps the
+ * number still: stag_roce_qp_disconnect() runs under both).
+ */
+bool stag_roce_stale(struct stag_qp *qp, struct sk_buff *skb)
+{
+	if (likely(stag_roce_cb(skb)->gen == READ_ONCE(qp->roce.gen)))
+		return false;
+	stag_count_drop(to_stag_dev(qp->ibqp.device), STAG_CNT_DROP_QP_STATE, qp->ibqp.qp_num);
+	return true;
+}
+
+/*
+ * Queues a checked packet for its QP's work, with the number of RESETs
+ * read before the check; false when the queue is full.
+ */
+VISIBLE_IF_KUNIT bool stag_roce_enqueue(struct stag_qp *qp, struct sk_buff *skb,
+					const struct stag_pkt *p, u32 gen)
 {
 	struct sk_buff_head *q = p->flags & STAG_PKT_REQ ? &qp->roce.rx_req : &qp->roce.rx_resp;
 
 	if (skb_queue_len_lockless(q) >= STAG_ROCE_RX_MAX)
 		return false;
+	stag_roce_cb(skb)->gen = gen;
 	skb_queue_tail(q, skb);
 	stag_qp_kick(qp);
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(stag_roce_enqueue);
 
 /*
  * The packet for a QP of @sdev: checked, then queued. The caller's RCU
@@ -148,7 +191,7 @@ static void deliver(struct stag_dev *sdev, struct sk_buff *skb, const union ib_g
 	struct stag_pkt p;
 	u8 op = skb->data[0];
 	unsigned int len;
-	u32 qpn = 0;
+	u32 qpn = 0, gen;
 
 	if (!pskb_may_pull(skb, stag_pkt_ops[op].hlen ?: STAG_BTH_LEN) ||
 	    stag_pkt_parse(skb->data, skb->len, &p))
@@ -158,6 +201,7 @@ static void deliver(struct stag_dev *sdev, struct sk_buff *skb, const union ib_g
 	qp = stag_qp_get_by_qpn(sdev, p.qpn);
 	if (!qp)
 		goto drop;
+	gen = stag_roce_qp_gen(qp);
 	drop = check_qp(qp, &p, sgid, dgid);
 	if (drop != STAG_CNT_NUM)
 		goto drop;
@@ -170,7 +214,7 @@ static void deliver(struct stag_dev *sdev, struct sk_buff *skb, const union ib_g
 	 */
 	len = skb->len;
 	drop = STAG_CNT_DROP_BACKLOG;
-	if (!enqueue(qp, skb, &p))
+	if (!stag_roce_enqueue(qp, skb, &p, gen))
 		goto drop;
 	stag_count(sdev, STAG_CNT_RCVD_PKTS);
 	stag_count_add(sdev, STAG_CNT_RCVD_BYTES, len);
@@ -219,6 +263,7 @@ static void deliver_group(struct sk_buff *skb, const union ib_gid *sgid,
 	struct stag_pkt p;
 	unsigned int i;
 	bool icrc;
+	u32 gen;
 	u8 op;
 
 	/* This host's own send, looped back: its members had it directly. */
@@ -243,6 +288,7 @@ static void deliver_group(struct sk_buff *skb, const union ib_gid *sgid,
 		sdev = to_stag_dev(qp->ibqp.device);
 		if (sdev->ndev != skb->dev)
 			continue;
+		gen = stag_roce_qp_gen(qp);
 		drop = check_qp(qp, &p, sgid, dgid);
 		if (drop == STAG_CNT_NUM && !icrc)
 			drop = STAG_CNT_ICRC_ERR;
@@ -251,7 +297,7 @@ static void deliver_group(struct sk_buff *skb, const union ib_gid *sgid,
 			continue;
 		}
 		copy = skb_clone(skb, GFP_ATOMIC);
-		if (!copy || !enqueue(qp, copy, &p)) {
+		if (!copy || !stag_roce_enqueue(qp, copy, &p, gen)) {
 			stag_count_drop(sdev, STAG_CNT_DROP_BACKLOG, qp->ibqp.qp_num);
 			kfree_skb(copy);
 			continue;
@@ -492,13 +538,20 @@ void stag_roce_qp_connect(struct stag_qp *qp)
  * while check_qp() could read it. Down here, up again at RTR once the new
  * path is in place (stag_roce_qp_connect()).
  *
- * Context: under sq.mutex.
+ * Context: under sq.mutex and resp_mutex, the QP's work kept out.
  */
 void stag_roce_qp_disconnect(struct stag_qp *qp)
 {
 	lockdep_assert_held(&qp->sq.mutex);
+	lockdep_assert_held(&qp->resp_mutex);
 	/* Lowered, it publishes nothing: check_qp() then reads no path. */
 	WRITE_ONCE(qp->roce.wire, false);
+	/*
+	 * Whatever was checked before this is stale (stag_roce_stale()); a
+	 * check that reads the new number reads the flag down, or up again
+	 * with the next path.
+	 */
+	smp_store_release(&qp->roce.gen, qp->roce.gen + 1);
 }
 
 /* ---- what goes out ---- */

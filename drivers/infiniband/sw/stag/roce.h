@@ -41,7 +41,25 @@ struct stag_roce_qp {
 	struct stag_net_batch tx_req;
 	struct stag_net_batch tx_resp;
 	bool wire;		/* the QP's peer is reached through the wire */
+	/*
+	 * Raised at each RESET, after the flag above is lowered. A packet
+	 * carries the number it was checked under (stag_roce_cb) to the QP's
+	 * work, which drops it when they differ: a RESET and a new
+	 * connection came between the check and the work.
+	 */
+	u32 gen;
 };
+
+/* What a received packet carries in skb->cb from its check to the QP's work. */
+struct stag_roce_cb {
+	u32 gen;
+};
+
+static inline struct stag_roce_cb *stag_roce_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct stag_roce_cb) > sizeof(skb->cb));
+	return (struct stag_roce_cb *)skb->cb;
+}
 
 #define STAG_ROCE_RX_MAX	512
 #define STAG_ROCE_TX_HIGH	128
@@ -63,6 +81,8 @@ int stag_roce_qp_init(struct stag_qp *qp);
 void stag_roce_qp_uninit(struct stag_qp *qp);
 void stag_roce_qp_connect(struct stag_qp *qp);
 void stag_roce_qp_disconnect(struct stag_qp *qp);
+u32 stag_roce_qp_gen(const struct stag_qp *qp);
+bool stag_roce_stale(struct stag_qp *qp, struct sk_buff *skb);
 int stag_roce_fill_res(struct sk_buff *msg, struct stag_qp *qp);
 void stag_roce_path(struct stag_path *path, const struct stag_av *av, u32 lqpn, u32 rqpn);
 
@@ -74,6 +94,11 @@ void stag_roce_flush(struct stag_qp *qp, struct stag_net_batch *b);
 u32 stag_roce_mtu(struct stag_qp *qp);
 u8 stag_roce_class(const struct stag_qp *qp);
 bool stag_roce_loopback_allowed(void);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+bool stag_roce_enqueue(struct stag_qp *qp, struct sk_buff *skb, const struct stag_pkt *p,
+		       u32 gen);
+#endif
 
 /* The requester's protocol (roce_req.c). */
 extern const struct stag_xport stag_roce_rc_xport;

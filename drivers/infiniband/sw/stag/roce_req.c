@@ -700,9 +700,14 @@ static void rc_receive(struct stag_qp *qp)
 	}
 	while ((skb = skb_dequeue(&qp->roce.rx_resp))) {
 		/*
-		 * Checked on the way in. One that answers nothing outstanding
-		 * (an ACK again, a NAK of a stranger's gap) is dropped, counted.
+		 * Checked on the way in, for this connection if not stale.
+		 * One that answers nothing outstanding (an ACK again, a NAK
+		 * of a stranger's gap) is dropped, counted.
 		 */
+		if (stag_roce_stale(qp, skb)) {
+			kfree_skb(skb);
+			continue;
+		}
 		if (stag_pkt_parse(skb->data, skb->len, &p))
 			stag_count_drop(dev_of(qp), STAG_CNT_DROP_MALFORMED, qp->ibqp.qp_num);
 		else if (stag_psn_cmp(p.psn, sq->hi_psn) >= 0 || stag_psn_cmp(p.psn, sq->una) < 0)

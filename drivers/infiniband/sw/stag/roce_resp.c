@@ -859,7 +859,7 @@ void stag_roce_resp_run(struct stag_qp *qp)
 	}
 	while (continue_reply(qp) && budget && (skb = skb_dequeue(&qp->roce.rx_req))) {
 		budget--;
-		if (!stag_pkt_parse(skb->data, skb->len, &p)) {
+		if (!stag_roce_stale(qp, skb) && !stag_pkt_parse(skb->data, skb->len, &p)) {
 			if (qp->ibqp.qp_type == IB_QPT_RC)
 				rc_request(qp, skb, &p);
 			else if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
