@@ -146,8 +146,8 @@ EXPORT_SYMBOL_IF_KUNIT(stag_roce_qp_gen);
  * The check (deliver()) and the queueing hold nothing a RESET waits for,
  * and the RESET empties the queues between the two: a packet checked
  * against the old connection can be queued after it, and the QP connected
- * again since (on the wire, to the same port, the old peer's PSNs may fit
- * the new connection). Dropped, counted under drop_qp_state.
+ * again since (on the wire, perhaps to the same peer, whose old PSNs may
+ * fit the new connection). Dropped, counted under drop_qp_state.
  *
  * Context: the QP's work, under sq.mutex or resp_mutex (either keeps the
  * number still: stag_roce_qp_disconnect() runs under both).
